@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/cmds.h - the subcommands of the neuron-explorer binary.  Each takes the
+ * arguments after its name (argv[0] is the subcommand) and returns the exit
+ * status.  Each prints its own --help.
+ */
+#ifndef CLI_CMDS_H
+#define CLI_CMDS_H
+
+int cmd_ingest(int argc, char **argv);		/* cli/cmd-ingest.c */
+int cmd_info(int argc, char **argv);		/* cli/cmd-info.c */
+int cmd_convert(int argc, char **argv);		/* cli/cmd-convert.c */
+int cmd_ntff(int argc, char **argv);		/* cli/cmd-ntff.c */
+int cmd_serve(int argc, char **argv);		/* server/srv-cmd.c */
+int cmd_capture(int argc, char **argv);		/* capture/cap-cmd.c */
+int cmd_env(int argc, char **argv);		/* capture/cap-cmd-env.c */
+int cmd_upload(int argc, char **argv);		/* capture/cap-upload.c */
+int cmd_deps(int argc, char **argv);		/* deps/deps-cmd.c */
+int cmd_critical_path(int argc, char **argv);	/* deps/deps-cmd.c */
+
+/** cli_default_data_dir - $NX_DATA, else $XDG_DATA_HOME/neuron-explorer, else ~/.local/share/neuron-explorer. */
+const char *cli_default_data_dir(void);
+
+#endif /* CLI_CMDS_H */

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * common/tc.h - shared helpers for every neuron-explorer module: the error
+ * model, checked allocation, growable buffers, arenas, gzip-aware input and
+ * small string utilities.
+ *
+ * Error model: functions return 0 (or a non-negative value) on success and a
+ * negative errno on failure; the human message goes into a caller-supplied
+ * struct tc_err.  One message per error, no trailing newline.
+ */
+#ifndef TC_H
+#define TC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdbool.h>
+
+#define TC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define TC_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define TC_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/**
+ * struct tc_err - a caller-owned error message buffer.
+ * @code: the negative errno of the first error recorded, 0 when none.
+ * @msg:  the message, NUL-terminated, "" when none.
+ */
+struct tc_err {
+	int code;
+	char msg[512];
+};
+
+/**
+ * tc_err_set - record an error unless one is already recorded.
+ * @err:  may be NULL (the message is dropped).
+ * @code: a negative errno.
+ * @fmt:  printf format of the message.
+ *
+ * Return: @code, so callers can write `return tc_err_set(err, -EINVAL, ...)`.
+ */
+int tc_err_set(struct tc_err *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/** tc_err_clear - forget a recorded error. */
+void tc_err_clear(struct tc_err *err);
+
+/* Checked allocation: running out of memory is fatal in the CLI and server. */
+void *tc_xmalloc(size_t n);
+void *tc_xcalloc(size_t n, size_t m);
+void *tc_xrealloc(void *p, size_t n);
+char *tc_xstrdup(const char *s);
+char *tc_xstrndup(const char *s, size_t n);
+char *tc_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * struct tc_buf - a growable byte buffer, always NUL-terminated.
+ * Owns @data; release with tc_buf_free().
+ */
+struct tc_buf {
+	char *data;
+	size_t len;
+	size_t cap;
+};
+
+void tc_buf_init(struct tc_buf *b);
+void tc_buf_free(struct tc_buf *b);
+void tc_buf_reset(struct tc_buf *b);
+void tc_buf_add(struct tc_buf *b, const void *p, size_t n);
+void tc_buf_addc(struct tc_buf *b, char c);
+void tc_buf_adds(struct tc_buf *b, const char *s);
+void tc_buf_printf(struct tc_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/** tc_buf_steal - hand @b's data to the caller (free() it); @b is reset. */
+char *tc_buf_steal(struct tc_buf *b);
+
+/**
+ * struct tc_arena - bump allocator for per-request / per-batch memory.
+ * Everything allocated from it is released at once by tc_arena_reset() or
+ * tc_arena_free().  Not thread-safe: one arena per thread of work.
+ */
+struct tc_arena_chunk;
+struct tc_arena {
+	struct tc_arena_chunk *head;
+	size_t chunk_size;
+};
+
+void tc_arena_init(struct tc_arena *a, size_t chunk_size);
+void *tc_arena_alloc(struct tc_arena *a, size_t n);
+char *tc_arena_strndup(struct tc_arena *a, const char *s, size_t n);
+void tc_arena_reset(struct tc_arena *a);
+void tc_arena_free(struct tc_arena *a);
+
+/*
+ * Gzip-aware streaming input.  tc_input_open() sniffs the gzip magic (1f 8b)
+ * and transparently inflates (multi-member gzip included).  Never reads the
+ * whole file into memory.
+ */
+struct tc_input;
+
+/**
+ * tc_input_open - open @path for streaming reads.
+ * @in:   out: the new input; free with tc_input_close().
+ * @path: file name, "-" for standard input.
+ * Return: 0 or -errno with @err set ("PATH: reason").
+ */
+int tc_input_open(struct tc_input **in, const char *path, struct tc_err *err);
+/** tc_input_open_mem - the same over a caller-owned buffer (kept alive by the caller). */
+int tc_input_open_mem(struct tc_input **in, const void *data, size_t len,
+		      const char *name, struct tc_err *err);
+/**
+ * tc_input_read - read up to @n decompressed bytes.
+ * Return: bytes read (0 at end of data) or -errno with @err set, e.g. for a
+ * truncated or corrupt gzip stream ("NAME: truncated gzip stream at byte N").
+ */
+long tc_input_read(struct tc_input *in, void *buf, size_t n, struct tc_err *err);
+/** tc_input_is_gzip - whether the input was gzip-compressed. */
+bool tc_input_is_gzip(const struct tc_input *in);
+/** tc_input_raw_offset - compressed bytes consumed so far (for progress). */
+uint64_t tc_input_raw_offset(const struct tc_input *in);
+/** tc_input_raw_size - size of the underlying file, 0 when unknown. */
+uint64_t tc_input_raw_size(const struct tc_input *in);
+const char *tc_input_name(const struct tc_input *in);
+void tc_input_close(struct tc_input *in);
+
+/** tc_now_ns - CLOCK_REALTIME in ns.  tc_mono_ns - CLOCK_MONOTONIC in ns. */
+int64_t tc_now_ns(void);
+int64_t tc_mono_ns(void);
+
+/** tc_random_hex - fill @out with @nbytes*2 random hex digits + NUL. */
+int tc_random_hex(char *out, size_t nbytes);
+
+/** tc_mkdir_p - mkdir -p; 0 or -errno. */
+int tc_mkdir_p(const char *path, int mode);
+
+/** tc_fsync_dir - fsync the directory containing (or named) @path. */
+int tc_fsync_dir(const char *dir);
+
+/** tc_sha256_file - hex sha256 (65 bytes with NUL) of a file; 0 or -errno. */
+int tc_sha256_file(const char *path, char hex[65], struct tc_err *err);
+
+/** tc_parse_i64 / tc_parse_u64 - whole-string decimal parse; 0 or -EINVAL/-ERANGE. */
+int tc_parse_i64(const char *s, int64_t *out);
+int tc_parse_u64(const char *s, uint64_t *out);
+
+/** tc_human_bytes - "1.2 MiB" into @buf. */
+const char *tc_human_bytes(uint64_t n, char *buf, size_t len);
+
+#endif /* TC_H */

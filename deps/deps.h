@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * deps/deps.h - dependency analysis over a trace store: edges derived at
+ * ingest from access sets and semaphores, and the queries the server and the
+ * CLI run (edges of one event, chains, critical path).
+ */
+#ifndef DEPS_DEPS_H
+#define DEPS_DEPS_H
+
+#include <stdint.h>
+#include <sqlite3.h>
+#include <jansson.h>
+#include "common/tc.h"
+#include "store/store.h"
+
+/**
+ * deps_derive - called by st_writer_finish() after events are sorted and
+ * numbered and explicit edges are stored: derive flow/anti/output edges from
+ * access sets and order edges from semaphore waits (events with flags bit 0),
+ * insert them into the edges table, add them to @stats->edges and count
+ * malformed strings with st_writer_count_bad_access().
+ * Return: 0 or -errno with @err set.
+ */
+int deps_derive(struct st_writer *w, sqlite3 *db, struct st_stats *stats, struct tc_err *err);
+
+#define DEPS_DIR_IN  1	/* predecessors: what this waited on */
+#define DEPS_DIR_OUT 2	/* successors: what waited on this */
+#define DEPS_KINDS_ALL 0xfu	/* bit (1 << enum st_edge_kind) */
+
+/**
+ * deps_event_edges - edges into and out of event @eid by kind, stored ones
+ * plus program order derived at query time:
+ *   {"in": {"flow": [E...], "order": [...], "anti": [...], "output": [...]},
+ *    "out": {...}}
+ * with E = {"id","name","unit","ts","dur","label"}.
+ * Return: a new reference, or NULL with @err set (-ENOENT: no such event).
+ */
+json_t *deps_event_edges(sqlite3 *db, int64_t eid, struct tc_err *err);
+
+/**
+ * deps_chain - the dependency chain around @eid following @kinds (mask) in
+ * direction @dir (DEPS_DIR_IN|OUT) up to @depth hops, visiting at most
+ * @budget edges: {"nodes": [{"id","name","unit","ts","dur","hop"}],
+ * "edges": [{"src","dst","kind","label"}], "truncated": bool}.
+ */
+json_t *deps_chain(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int budget,
+		   struct tc_err *err);
+
+/**
+ * deps_critical_path - walk back from @end_eid (or, when 0, the event that
+ * ends last in [@start_ns, @end_ns]) along the predecessor whose completion
+ * came last: {"hops": [{"id","name","unit","ts","dur","kind","label",
+ * "wait_ns","work_ns"}], "total_ns", "wait_ns", "work_ns", "truncated"}.
+ * Hops are listed from the first to the last event.
+ */
+json_t *deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_ns,
+			   unsigned kinds, struct tc_err *err);
+
+#endif /* DEPS_DEPS_H */

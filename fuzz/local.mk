@@ -1,0 +1,1 @@
+# fuzz/: libFuzzer targets under --enable-fuzzing; corpora replayed by make check.

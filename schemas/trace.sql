@@ -1,0 +1,110 @@
+-- SPDX-License-Identifier: MIT
+-- schemas/trace.sql - one finished trace (DATA/traces/<id>.db), version 1.
+-- PRAGMA user_version holds the version; see docs/architecture.md for the
+-- migration story (a newer binary re-ingests from DATA/raw when a trace's
+-- version is older than it can read).
+--
+-- Times are integer nanoseconds.  Event ids are dense and sorted by
+-- (unit, ts, dur DESC, seq): one unit's events are one contiguous id range.
+
+CREATE TABLE meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT
+) WITHOUT ROWID;
+
+-- Interned names and categories.  id 0 is never used ("none").
+CREATE TABLE strings (
+	id INTEGER PRIMARY KEY,
+	s  TEXT NOT NULL
+);
+
+-- A GPU, a NeuronCore, a host process, ...  kind: enum st_device_kind.
+CREATE TABLE devices (
+	id    INTEGER PRIMARY KEY,
+	key   TEXT NOT NULL UNIQUE,
+	kind  INTEGER NOT NULL,
+	name  TEXT NOT NULL,
+	label TEXT,
+	sort  INTEGER
+);
+
+-- One timeline row: an engine, DMA queue, stream, thread, async track or
+-- counter.  kind: enum st_unit_kind.  first_event..last_event is the unit's
+-- id range in events; max_depth the deepest nesting level.
+CREATE TABLE units (
+	id          INTEGER PRIMARY KEY,
+	device_id   INTEGER NOT NULL REFERENCES devices(id),
+	key         TEXT NOT NULL,
+	kind        INTEGER NOT NULL,
+	name        TEXT NOT NULL,
+	sort        INTEGER,
+	event_count INTEGER NOT NULL DEFAULT 0,
+	first_event INTEGER,
+	last_event  INTEGER,
+	max_depth   INTEGER NOT NULL DEFAULT 0,
+	overlaps    INTEGER NOT NULL DEFAULT 0,
+	UNIQUE (device_id, key)
+);
+
+-- Per (unit, depth): the longest duration, so that a window query can start
+-- its index scan at ts >= start - max_dur and still see long slices.
+CREATE TABLE unit_depths (
+	unit_id INTEGER NOT NULL,
+	depth   INTEGER NOT NULL,
+	count   INTEGER NOT NULL,
+	max_dur INTEGER NOT NULL,
+	PRIMARY KEY (unit_id, depth)
+) WITHOUT ROWID;
+
+-- kind: enum st_event_kind.  seq: position in the input file (1-based).
+-- args: JSON object text or NULL.  value: counter samples.
+-- flags: bit 0 = carries access sets / semaphores (see docs/dependencies.md).
+CREATE TABLE events (
+	id     INTEGER PRIMARY KEY,
+	unit   INTEGER NOT NULL,
+	ts     INTEGER NOT NULL,
+	dur    INTEGER NOT NULL,
+	kind   INTEGER NOT NULL,
+	depth  INTEGER NOT NULL,
+	name   INTEGER NOT NULL,
+	cat    INTEGER NOT NULL,
+	value  REAL,
+	seq    INTEGER NOT NULL,
+	flags  INTEGER NOT NULL DEFAULT 0,
+	args   TEXT
+);
+
+-- Dependency edges.  kind: enum st_edge_kind.  label: flow name/id, buffer
+-- or semaphore that caused it.
+CREATE TABLE edges (
+	src   INTEGER NOT NULL,
+	dst   INTEGER NOT NULL,
+	kind  INTEGER NOT NULL,
+	label TEXT
+);
+
+-- Per-unit summary mipmap.  Level L buckets are (bucket_ns << L) wide,
+-- bucket_ns and origin in meta; bucket b covers
+-- [origin + b*(bucket_ns<<L), origin + (b+1)*(bucket_ns<<L)).
+-- count: events that start in the bucket (all depths), busy: ns covered by
+-- depth-0 slices, dom_name/dom_ns: the name with the most depth-0 time,
+-- vmin/vmax/vlast: counter values.  Only non-empty buckets are stored.
+CREATE TABLE summaries (
+	unit_id  INTEGER NOT NULL,
+	level    INTEGER NOT NULL,
+	bucket   INTEGER NOT NULL,
+	count    INTEGER NOT NULL,
+	busy     INTEGER NOT NULL,
+	dom_name INTEGER NOT NULL,
+	dom_ns   INTEGER NOT NULL,
+	vmin     REAL,
+	vmax     REAL,
+	vlast    REAL,
+	PRIMARY KEY (unit_id, level, bucket)
+) WITHOUT ROWID;
+
+-- Created after the bulk load (store/st-finish.c):
+--   CREATE INDEX events_unit_depth_ts ON events(unit, depth, ts);
+--   CREATE INDEX events_name ON events(name);
+--   CREATE INDEX edges_src ON edges(src, kind);
+--   CREATE INDEX edges_dst ON edges(dst, kind);

@@ -1,0 +1,20 @@
+noinst_LIBRARIES += libstore.a
+libstore_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
+libstore_a_SOURCES = store/store.h store/store-int.h store/library.h \
+	store/st-writer.c store/st-finish.c store/st-read.c store/st-names.c \
+	store/st-library.c store/st-schema.c
+BUILT_SOURCES += store/st-schema-sql.h
+CLEANFILES += store/st-schema-sql.h
+store/st-schema-sql.h: $(top_srcdir)/schemas/trace.sql $(top_srcdir)/schemas/catalog.sql
+	$(AM_V_GEN)mkdir -p store && { \
+	  printf 'static const char st_trace_sql[] =\n'; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $(top_srcdir)/schemas/trace.sql; \
+	  printf ';\nstatic const char st_catalog_sql[] =\n'; \
+	  sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $(top_srcdir)/schemas/catalog.sql; \
+	  printf ';\n'; } > $@
+
+check_PROGRAMS += tests/unit/test-store
+TESTS += tests/unit/test-store
+tests_unit_test_store_SOURCES = tests/unit/test-store.c tests/tap.h
+tests_unit_test_store_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_store_LDADD = $(NX_LDADD)

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store/store.h - the trace store: one catalog database for the library of
+ * traces plus one SQLite file per trace (see docs/architecture.md and
+ * schemas/trace.sql).
+ *
+ * Ingest side: an ingester opens a struct st_writer on a temporary file,
+ * declares devices and units, adds events and explicit edges in file order,
+ * and st_writer_finish() sorts, nests, summarises and indexes everything.
+ * st_library_ingest() (store/st-library.c) wraps this with the catalog, the
+ * content-addressed raw copy and the atomic publish.
+ *
+ * Threading: a st_writer belongs to one thread.  The catalog functions open
+ * their own connections and may be called from any thread.
+ */
+#ifndef ST_STORE_H
+#define ST_STORE_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <sqlite3.h>
+#include "common/tc.h"
+
+/* Schema versions (PRAGMA user_version) of the two database kinds. */
+#define ST_TRACE_SCHEMA_VERSION 1
+#define ST_CATALOG_SCHEMA_VERSION 1
+
+/* Device kinds (devices.kind). */
+enum st_device_kind {
+	ST_DEV_PROCESS = 0,	/* a host process */
+	ST_DEV_GPU = 1,		/* an NVIDIA/AMD GPU (Kineto pid = device) */
+	ST_DEV_NEURONCORE = 2,	/* a Trainium/Inferentia NeuronCore */
+	ST_DEV_ACCEL = 3,	/* another accelerator (MTIA, ...) */
+	ST_DEV_OTHER = 4,	/* global tracks, spans */
+};
+
+/* Unit kinds (units.kind): one timeline row each. */
+enum st_unit_kind {
+	ST_UNIT_ENGINE = 0,	/* a compute engine */
+	ST_UNIT_QUEUE = 1,	/* a DMA queue / hardware channel */
+	ST_UNIT_STREAM = 2,	/* a GPU stream */
+	ST_UNIT_THREAD = 3,	/* a host thread */
+	ST_UNIT_ASYNC = 4,	/* an async track (b/e, Perfetto async) */
+	ST_UNIT_COUNTER = 5,	/* a counter series */
+	ST_UNIT_TRACK = 6,	/* any other named track */
+};
+
+/* Event kinds (events.kind). */
+enum st_event_kind {
+	ST_EV_SLICE = 0,
+	ST_EV_INSTANT = 1,
+	ST_EV_COUNTER = 2,
+};
+
+/* Edge kinds (edges.kind). */
+enum st_edge_kind {
+	ST_EDGE_FLOW = 0,	/* producer -> consumer, RAW, launch -> kernel */
+	ST_EDGE_ORDER = 1,	/* program order, semaphore and event waits */
+	ST_EDGE_ANTI = 2,	/* write-after-read */
+	ST_EDGE_OUTPUT = 3,	/* write-after-write */
+	ST_EDGE_NKINDS = 4,
+};
+
+/** st_edge_kind_name - "flow", "order", "anti", "output" (NULL if out of range). */
+const char *st_edge_kind_name(int kind);
+/** st_edge_kind_parse - inverse of st_edge_kind_name; -1 when unknown. */
+int st_edge_kind_parse(const char *s);
+const char *st_unit_kind_name(int kind);
+const char *st_device_kind_name(int kind);
+
+/**
+ * struct st_stats - what an ingest found; printed by `ingest --json` and
+ * stored in the trace's meta table and the catalog.
+ */
+struct st_stats {
+	int64_t slices, instants, counters;	/* events by kind */
+	int64_t units, devices;
+	int64_t edges[ST_EDGE_NKINDS];		/* stored edges by kind */
+	int64_t start_ns, end_ns;		/* span of all events */
+	int64_t bad_events;			/* skipped: missing/invalid fields */
+	int64_t overlaps;			/* slices that broke nesting (kept on a sub-row) */
+	int64_t unmatched;			/* B without E, E without B, unpaired flows */
+	int64_t bad_access;			/* malformed reads/writes/waits (deps) */
+	char first_bad[256];			/* first bad event, for the message */
+	char first_bad_access[256];
+};
+
+struct st_writer;
+
+/**
+ * st_writer_open - start a new per-trace database at @path (created; an
+ * existing file is replaced).  The caller later renames it into place.
+ * Return: 0 or -errno with @err set.
+ */
+int st_writer_open(struct st_writer **w, const char *path, struct tc_err *err);
+
+/**
+ * st_writer_abort - roll back, close and unlink the temporary file.
+ * NULL is a no-op.
+ */
+void st_writer_abort(struct st_writer *w);
+
+/**
+ * st_writer_finish - sort events per unit, assign nesting depth (overlaps go
+ * to a sub-row and are counted), remap edges, derive dependency edges from
+ * access sets (deps/), build the per-unit summary levels and the indexes,
+ * store meta, commit and close.  @w is freed in every case.
+ * @stats: out, may be NULL.
+ * Return: 0 or -errno with @err set (the file is then unlinked).
+ */
+int st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err);
+
+/**
+ * st_intern - the id of string @s (@len bytes, need not be NUL-terminated),
+ * interned per trace.  Ids start at 1; id 0 means "no string".
+ */
+uint32_t st_intern(struct st_writer *w, const char *s, size_t len);
+
+/**
+ * st_device - find or create the device known by @key (an ingester-chosen
+ * stable key, e.g. "pid:1234" or "gpu:0").  @name may be NULL (defaults to
+ * the key) and is only used on creation; later calls may rename with
+ * st_device_set_name().
+ * Return: the device id (>= 1).
+ */
+int st_device(struct st_writer *w, const char *key, int kind, const char *name);
+void st_device_set_name(struct st_writer *w, int dev, const char *name);
+void st_device_set_kind(struct st_writer *w, int dev, int kind);
+void st_device_set_sort(struct st_writer *w, int dev, int64_t sort);
+/** st_device_set_label - extra text shown with the name (process labels). */
+void st_device_set_label(struct st_writer *w, int dev, const char *label);
+
+/**
+ * st_unit - find or create the unit @key of device @dev.  Same key rules as
+ * st_device().  Return: unit id (>= 1).
+ */
+int st_unit(struct st_writer *w, int dev, const char *key, int kind, const char *name);
+void st_unit_set_name(struct st_writer *w, int unit, const char *name);
+void st_unit_set_kind(struct st_writer *w, int unit, int kind);
+void st_unit_set_sort(struct st_writer *w, int unit, int64_t sort);
+
+/**
+ * struct st_event - one event handed to st_event_add().  Strings are
+ * interned ids.  @args is a JSON object text (copied) or NULL.
+ * @dur: slices only; instants and counters use 0.  Negative dur is invalid.
+ */
+struct st_event {
+	int unit;
+	int kind;		/* enum st_event_kind */
+	int64_t ts;		/* ns */
+	int64_t dur;		/* ns */
+	uint32_t name;
+	uint32_t cat;
+	double value;		/* counters */
+	const char *args;	/* JSON object text or NULL */
+	size_t args_len;
+};
+
+/**
+ * st_event_add - append one event.  Events may arrive in any order.
+ * Return: the event's sequence number in file order (>= 1), used to name it
+ * in st_edge_add(); negative errno on a write failure (@w is then failed and
+ * st_writer_finish() reports it).
+ */
+int64_t st_event_add(struct st_writer *w, const struct st_event *ev);
+
+/**
+ * st_edge_add - an explicit dependency edge between two added events
+ * (sequence numbers from st_event_add()), e.g. a flow from the trace.
+ * @label: what caused it (flow name/id, buffer, semaphore), may be NULL.
+ */
+int st_edge_add(struct st_writer *w, int64_t src_seq, int64_t dst_seq, int kind,
+		const char *label);
+
+/** st_writer_set_meta - a key/value for the trace's meta table (e.g. "format"). */
+void st_writer_set_meta(struct st_writer *w, const char *key, const char *value);
+
+/** st_writer_count_bad - count a skipped event; @why is kept for the first one. */
+void st_writer_count_bad(struct st_writer *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void st_writer_count_unmatched(struct st_writer *w);
+/** st_writer_count_bad_access - for deps/: a malformed access string or wait. */
+void st_writer_count_bad_access(struct st_writer *w, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/** st_writer_db - the underlying connection (for deps/ during finish). */
+sqlite3 *st_writer_db(struct st_writer *w);
+
+/* ---- reading a finished trace (server, CLI) ---- */
+
+/**
+ * st_trace_open - open a finished per-trace database read-only.
+ * Return: 0 or -errno with @err set.  Close with sqlite3_close().
+ */
+int st_trace_open(sqlite3 **db, const char *path, struct tc_err *err);
+
+/**
+ * st_stats_to_json_text - the stats as a JSON object text (malloc'd), the
+ * fields `ingest --json` prints: slices, instants, counters, units, devices,
+ * flows (edge counts by kind), start_ns, end_ns, bad_events, overlaps, ...
+ */
+char *st_stats_to_json_text(const struct st_stats *s);
+
+#endif /* ST_STORE_H */

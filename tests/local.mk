@@ -1,0 +1,1 @@
+EXTRA_DIST += tests/lib.sh tests/tap.h tests/data

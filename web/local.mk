@@ -1,0 +1,1 @@
+# web/: the browser UI, served by the server from $(pkgdatadir)/web.
