@@ -1,0 +1,539 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * deps/deps-engine.c - the derivation engine: events arrive in processing
+ * order (start time, then end time, then file order); their access sets go
+ * through one interval map per buffer, their signals and waits are kept and
+ * resolved at the end by counting each semaphore's signals in completion
+ * order.  Edges into one event are deduplicated (one per source and kind)
+ * and labelled with the bytes or the semaphore condition that caused them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "deps/deps-int.h"
+#include "store/store.h"
+
+#define LABEL_MAX 200
+
+/* A string -> dense id table (ids from 0), open addressing. */
+struct names {
+	char **v;		/* id -> name */
+	uint32_t n, cap;
+	uint32_t *slots;	/* id + 1, 0 = empty */
+	uint32_t nslots;
+};
+
+struct piece {			/* one (source, bytes) an access depends on */
+	int64_t src;
+	int kind;
+	uint32_t buf;
+	uint64_t lo, hi;
+};
+
+struct acc {
+	uint32_t buf;
+	bool write;
+	uint64_t lo, hi;
+};
+
+struct signal {
+	uint32_t sem;
+	int64_t end;
+	uint64_t idx;		/* processing order: breaks ties in end time */
+	int64_t eid;
+};
+
+struct wait {
+	uint32_t sem;
+	int64_t n;
+	int64_t eid;
+	int64_t src;		/* resolved at finish */
+};
+
+struct deps_engine {
+	deps_edge_fn edge;
+	deps_bad_fn bad;
+	void *ctx;
+	struct names bufs, sems;
+	struct deps_imap **maps;	/* by buffer id */
+	uint32_t nmaps;
+	struct piece *pieces;
+	size_t npieces, cpieces;
+	struct acc *accs;
+	size_t naccs, caccs;
+	struct signal *signals;
+	size_t nsignals, csignals;
+	struct wait *waits;
+	size_t nwaits, cwaits;
+	uint64_t nevents;
+	uint32_t cur_buf;
+	int64_t cur_eid;
+	int64_t cur_end;	/* end time of the event being parsed */
+	int rc;
+	struct tc_buf label;
+};
+
+#define GROW(arr, n, cap) do { \
+	if ((n) == (cap)) { \
+		(cap) = (cap) ? (cap) * 2 : 16; \
+		(arr) = tc_xrealloc((arr), (cap) * sizeof(*(arr))); \
+	} \
+} while (0)
+
+static uint32_t
+hash_str(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	while (len--) {
+		h ^= (unsigned char)*s++;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static uint32_t
+names_id(struct names *t, const char *s, size_t len)
+{
+	uint32_t h, i;
+
+	if (2 * (t->n + 1) > t->nslots) {
+		uint32_t ns = t->nslots ? t->nslots * 2 : 64;
+
+		free(t->slots);
+		t->slots = tc_xcalloc(ns, sizeof(*t->slots));
+		t->nslots = ns;
+		for (uint32_t k = 0; k < t->n; k++) {
+			i = hash_str(t->v[k], strlen(t->v[k])) & (ns - 1);
+			while (t->slots[i])
+				i = (i + 1) & (ns - 1);
+			t->slots[i] = k + 1;
+		}
+	}
+	h = hash_str(s, len);
+	for (i = h & (t->nslots - 1); t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
+		const char *c = t->v[t->slots[i] - 1];
+
+		if (!strncmp(c, s, len) && c[len] == '\0')
+			return t->slots[i] - 1;
+	}
+	GROW(t->v, t->n, t->cap);
+	t->v[t->n] = tc_xstrndup(s, len);
+	t->slots[i] = t->n + 1;
+	return t->n++;
+}
+
+static void
+names_free(struct names *t)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		free(t->v[i]);
+	free(t->v);
+	free(t->slots);
+}
+
+struct deps_engine *
+deps_engine_new(deps_edge_fn edge, deps_bad_fn bad, void *ctx)
+{
+	struct deps_engine *e = tc_xcalloc(1, sizeof(*e));
+
+	e->edge = edge;
+	e->bad = bad;
+	e->ctx = ctx;
+	tc_buf_init(&e->label);
+	return e;
+}
+
+void
+deps_engine_free(struct deps_engine *e)
+{
+	if (!e)
+		return;
+	for (uint32_t i = 0; i < e->nmaps; i++)
+		deps_imap_free(e->maps[i]);
+	free(e->maps);
+	names_free(&e->bufs);
+	names_free(&e->sems);
+	free(e->pieces);
+	free(e->accs);
+	free(e->signals);
+	free(e->waits);
+	tc_buf_free(&e->label);
+	free(e);
+}
+
+size_t
+deps_engine_live(const struct deps_engine *e)
+{
+	size_t n = 0;
+
+	for (uint32_t i = 0; i < e->nmaps; i++)
+		n += deps_imap_count(e->maps[i]);
+	return n;
+}
+
+static void
+report_bad(struct deps_engine *e, const char *what, const char *text, size_t len)
+{
+	char *t;
+
+	if (!e->bad)
+		return;
+	t = tc_xstrndup(text, len);
+	e->bad(e->ctx, e->cur_eid, what, t);
+	free(t);
+}
+
+static void
+add_acc(struct deps_engine *e, bool write, const char *buf, size_t len, uint64_t lo,
+	uint64_t hi)
+{
+	GROW(e->accs, e->naccs, e->caccs);
+	e->accs[e->naccs].buf = names_id(&e->bufs, buf, len);
+	e->accs[e->naccs].write = write;
+	e->accs[e->naccs].lo = lo;
+	e->accs[e->naccs].hi = hi;
+	e->naccs++;
+}
+
+static void
+add_signal(struct deps_engine *e, const char *sem, size_t len, int64_t end)
+{
+	GROW(e->signals, e->nsignals, e->csignals);
+	e->signals[e->nsignals].sem = names_id(&e->sems, sem, len);
+	e->signals[e->nsignals].end = end;
+	e->signals[e->nsignals].idx = e->nevents;
+	e->signals[e->nsignals].eid = e->cur_eid;
+	e->nsignals++;
+}
+
+static void
+add_wait(struct deps_engine *e, const char *sem, size_t len, int64_t n)
+{
+	GROW(e->waits, e->nwaits, e->cwaits);
+	e->waits[e->nwaits].sem = names_id(&e->sems, sem, len);
+	e->waits[e->nwaits].n = n;
+	e->waits[e->nwaits].eid = e->cur_eid;
+	e->waits[e->nwaits].src = 0;
+	e->nwaits++;
+}
+
+/* deps_opsink callbacks for Neuron operands. */
+struct opctx {
+	struct deps_engine *e;
+	int64_t end;
+};
+
+static void
+op_access(void *ctx, bool write, const char *buf, size_t len, uint64_t lo, uint64_t hi)
+{
+	add_acc(((struct opctx *)ctx)->e, write, buf, len, lo, hi);
+}
+
+static void
+op_signal(void *ctx, const char *sem, size_t len)
+{
+	struct opctx *o = ctx;
+
+	add_signal(o->e, sem, len, o->end);
+}
+
+static void
+op_wait(void *ctx, const char *sem, size_t len, int64_t n)
+{
+	add_wait(((struct opctx *)ctx)->e, sem, len, n);
+}
+
+static void
+op_bad(void *ctx, const char *tok, size_t len)
+{
+	report_bad(((struct opctx *)ctx)->e, "operand", tok, len);
+}
+
+/*
+ * Call @fn on each string of @v, which must be a string or an array of
+ * strings; anything else is reported as bad under @what.
+ */
+static void
+each_string(struct deps_engine *e, json_t *v, const char *key, const char *what,
+	    void (*fn)(struct deps_engine *, const char *, bool), bool arg)
+{
+	size_t i;
+	json_t *x;
+
+	if (!v)
+		return;
+	if (json_is_string(v)) {
+		fn(e, json_string_value(v), arg);
+		return;
+	}
+	if (!json_is_array(v)) {
+		char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		char *msg = tc_xasprintf("%s: %s", key, t ? t : "?");
+
+		report_bad(e, what, msg, strlen(msg));
+		free(msg);
+		free(t);
+		return;
+	}
+	json_array_foreach(v, i, x) {
+		if (json_is_string(x)) {
+			fn(e, json_string_value(x), arg);
+		} else {
+			char *t = json_dumps(x, JSON_ENCODE_ANY | JSON_COMPACT);
+
+			report_bad(e, what, t ? t : "?", t ? strlen(t) : 1);
+			free(t);
+		}
+	}
+}
+
+static void
+do_access(struct deps_engine *e, const char *s, bool write)
+{
+	struct deps_access a;
+
+	if (deps_access_parse(s, &a)) {
+		report_bad(e, "access string", s, strlen(s));
+		return;
+	}
+	add_acc(e, write, a.name, a.name_len, a.lo, a.hi);
+}
+
+static void
+do_signal(struct deps_engine *e, const char *s, bool unused)
+{
+	size_t len = strlen(s);
+
+	if (!len || strpbrk(s, " \t\n>=")) {
+		report_bad(e, "signal", s, len);
+		return;
+	}
+	add_signal(e, s, len, e->cur_end);
+}
+
+static void
+do_wait(struct deps_engine *e, const char *s, bool unused)
+{
+	const char *name;
+	size_t len;
+	int64_t n;
+
+	if (deps_wait_parse(s, &name, &len, &n)) {
+		report_bad(e, "wait", s, strlen(s));
+		return;
+	}
+	add_wait(e, name, len, n);
+}
+
+static void
+emit_piece(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
+{
+	struct deps_engine *e = ctx;
+
+	GROW(e->pieces, e->npieces, e->cpieces);
+	e->pieces[e->npieces].src = src;
+	e->pieces[e->npieces].kind = kind;
+	e->pieces[e->npieces].buf = e->cur_buf;
+	e->pieces[e->npieces].lo = lo;
+	e->pieces[e->npieces].hi = hi;
+	e->npieces++;
+}
+
+static int
+cmp_piece(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind - y->kind;
+	if (x->buf != y->buf)
+		return x->buf < y->buf ? -1 : 1;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return 0;
+}
+
+/* Append @s to the label unless it is already too long. */
+static void
+label_add(struct tc_buf *b, const char *s)
+{
+	if (b->len >= LABEL_MAX) {
+		return;
+	}
+	if (b->len)
+		tc_buf_addc(b, ',');
+	if (b->len + strlen(s) > LABEL_MAX) {
+		tc_buf_adds(b, "...");
+		b->len = LABEL_MAX + 1;
+		return;
+	}
+	tc_buf_adds(b, s);
+}
+
+/* Group the pieces by (source, kind) and report one edge each. */
+static int
+flush_pieces(struct deps_engine *e, int64_t dst)
+{
+	size_t i = 0, j;
+	int rc = 0;
+
+	if (e->npieces > 1)
+		qsort(e->pieces, e->npieces, sizeof(*e->pieces), cmp_piece);
+	while (i < e->npieces && !rc) {
+		tc_buf_reset(&e->label);
+		for (j = i; j < e->npieces && e->pieces[j].src == e->pieces[i].src &&
+		     e->pieces[j].kind == e->pieces[i].kind;) {
+			uint32_t buf = e->pieces[j].buf;
+			uint64_t lo = e->pieces[j].lo, hi = e->pieces[j].hi;
+			char *s;
+
+			for (; j < e->npieces && e->pieces[j].src == e->pieces[i].src &&
+			     e->pieces[j].kind == e->pieces[i].kind && e->pieces[j].buf == buf; j++)
+				hi = TC_MAX(hi, e->pieces[j].hi);
+			if (lo == 0 && hi == DEPS_WHOLE)
+				s = tc_xstrdup(e->bufs.v[buf]);
+			else if (hi == DEPS_WHOLE)
+				s = tc_xasprintf("%s[%llu:]", e->bufs.v[buf], (unsigned long long)lo);
+			else
+				s = tc_xasprintf("%s[%llu:%llu]", e->bufs.v[buf],
+						 (unsigned long long)lo, (unsigned long long)hi);
+			label_add(&e->label, s);
+			free(s);
+		}
+		rc = e->edge(e->ctx, e->pieces[i].src, dst, e->pieces[i].kind,
+			     e->label.data ? e->label.data : "");
+		i = j;
+	}
+	e->npieces = 0;
+	return rc;
+}
+
+int
+deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, const char *args)
+{
+	json_error_t jerr;
+	json_t *o, *ops;
+	size_t i;
+	int rc;
+
+	if (e->rc)
+		return e->rc;
+	e->nevents++;
+	e->cur_eid = eid;
+	if (!args)
+		return 0;
+	o = json_loads(args, 0, &jerr);
+	if (!json_is_object(o)) {
+		json_decref(o);
+		return 0;
+	}
+	e->naccs = 0;
+	e->cur_end = ts + (dur > 0 ? dur : 0);
+	each_string(e, json_object_get(o, "reads"), "reads", "access string", do_access, false);
+	each_string(e, json_object_get(o, "writes"), "writes", "access string", do_access, true);
+	each_string(e, json_object_get(o, "signals"), "signals", "signal", do_signal, false);
+	each_string(e, json_object_get(o, "waits"), "waits", "wait", do_wait, false);
+	ops = json_object_get(o, "operands");
+	if (json_is_string(ops)) {
+		struct opctx oc = { e, e->cur_end };
+		struct deps_opsink sink = { &oc, op_access, op_signal, op_wait, op_bad };
+
+		deps_operands_parse(json_string_value(ops), &sink);
+	}
+	json_decref(o);
+
+	/* All reads see the state before this event; then its writes. */
+	for (int pass = 0; pass < 2; pass++)
+		for (i = 0; i < e->naccs; i++) {
+			struct acc *a = &e->accs[i];
+
+			if (a->write != (pass == 1))
+				continue;
+			while (a->buf >= e->nmaps) {
+				e->maps = tc_xrealloc(e->maps, (e->nmaps + 1) * sizeof(*e->maps));
+				e->maps[e->nmaps++] = deps_imap_new();
+			}
+			e->cur_buf = a->buf;
+			deps_imap_access(e->maps[a->buf], a->lo, a->hi, a->write, eid, emit_piece, e);
+		}
+	rc = flush_pieces(e, eid);
+	if (rc)
+		e->rc = rc;
+	return rc;
+}
+
+static int
+cmp_signal(const void *a, const void *b)
+{
+	const struct signal *x = a, *y = b;
+
+	if (x->sem != y->sem)
+		return x->sem < y->sem ? -1 : 1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	if (x->idx != y->idx)
+		return x->idx < y->idx ? -1 : 1;
+	return 0;
+}
+
+static int
+cmp_wait(const void *a, const void *b)
+{
+	const struct wait *x = a, *y = b;
+
+	if (x->eid != y->eid)
+		return x->eid < y->eid ? -1 : 1;
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return 0;
+}
+
+int
+deps_engine_finish(struct deps_engine *e)
+{
+	size_t *off = NULL, *cnt = NULL, i, j;
+	int rc = e->rc;
+
+	if (rc || !e->nwaits)
+		return rc;
+	if (e->nsignals > 1)
+		qsort(e->signals, e->nsignals, sizeof(*e->signals), cmp_signal);
+	off = tc_xcalloc(e->sems.n + 1, sizeof(*off));
+	cnt = tc_xcalloc(e->sems.n + 1, sizeof(*cnt));
+	for (i = e->nsignals; i-- > 0;) {
+		off[e->signals[i].sem] = i;
+		cnt[e->signals[i].sem]++;
+	}
+	/* Resolve: the N-th completion (1-based) made the count reach N. */
+	for (i = 0; i < e->nwaits; i++) {
+		struct wait *w = &e->waits[i];
+
+		if (w->n >= 1 && (uint64_t)w->n <= cnt[w->sem])
+			w->src = e->signals[off[w->sem] + w->n - 1].eid;
+		if (w->src == w->eid)
+			w->src = 0;
+	}
+	qsort(e->waits, e->nwaits, sizeof(*e->waits), cmp_wait);
+	for (i = 0; i < e->nwaits && !rc; i = j) {
+		tc_buf_reset(&e->label);
+		for (j = i; j < e->nwaits && e->waits[j].eid == e->waits[i].eid &&
+		     e->waits[j].src == e->waits[i].src; j++) {
+			char *s = tc_xasprintf("%s>=%lld", e->sems.v[e->waits[j].sem],
+					       (long long)e->waits[j].n);
+
+			label_add(&e->label, s);
+			free(s);
+		}
+		if (e->waits[i].src)
+			rc = e->edge(e->ctx, e->waits[i].src, e->waits[i].eid, ST_EDGE_ORDER,
+				     e->label.data ? e->label.data : "");
+	}
+	free(off);
+	free(cnt);
+	e->rc = rc;
+	return rc;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * deps/deps-int.h - private to deps/: access-string parsing, the per-buffer
+ * interval map and the derivation engine that turns a stream of events (in
+ * start order) into flow/anti/output/order edges.  None of this touches
+ * SQLite, so the unit tests drive it directly.
+ */
+#ifndef DEPS_DEPS_INT_H
+#define DEPS_DEPS_INT_H
+
+#include <stdint.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include "common/tc.h"
+
+/* A whole-buffer access covers [0, DEPS_WHOLE). */
+#define DEPS_WHOLE UINT64_MAX
+
+/**
+ * struct deps_access - one parsed "BUF" or "BUF[LO:HI]" string.
+ * @name, @name_len: the buffer name, pointing into the parsed string.
+ * @lo, @hi: half-open byte range; [0, DEPS_WHOLE) for the whole buffer.
+ */
+struct deps_access {
+	const char *name;
+	size_t name_len;
+	uint64_t lo, hi;
+};
+
+/**
+ * deps_access_parse - parse an access string: a non-empty name without
+ * '[' ']' or spaces, optionally followed by "[LO:HI]" with LO < HI, each a
+ * decimal or 0x-hex byte offset.
+ * Return: 0, or -EINVAL when malformed (@a is then undefined).
+ */
+int deps_access_parse(const char *s, struct deps_access *a);
+
+/**
+ * deps_wait_parse - parse "NAME>=N" (NAME non-empty, N a decimal >= 0).
+ * The name may itself contain brackets ("S[3]>=2"): the last ">=" splits.
+ * Return: 0 or -EINVAL.
+ */
+int deps_wait_parse(const char *s, const char **name, size_t *name_len, int64_t *n);
+
+/**
+ * struct deps_opsink - where deps_operands_parse() puts what it finds.
+ * Each callback gets a name that is not NUL-terminated.
+ */
+struct deps_opsink {
+	void *ctx;
+	void (*access)(void *ctx, bool write, const char *buf, size_t len, uint64_t lo,
+		       uint64_t hi);
+	void (*signal)(void *ctx, const char *sem, size_t len);
+	void (*wait)(void *ctx, const char *sem, size_t len, int64_t n);
+	void (*bad)(void *ctx, const char *token, size_t len);
+};
+
+/**
+ * deps_operands_parse - map a Neuron runtime operand string
+ * ("S[5] (Tensor)++@complete acc_flags=3 src=fp16@0x5600[1,0,0][3,1,1]
+ * dst=..." , "$S[45]>=16") onto accesses, signals and waits, see
+ * docs/dependencies.md.  Unknown tokens are ignored; src/dst tokens that do
+ * not parse are reported through @sink->bad.
+ */
+void deps_operands_parse(const char *ops, const struct deps_opsink *sink);
+
+/* ---- interval map (deps-intervals.c) ---- */
+
+struct deps_imap;
+
+/**
+ * deps_emit_fn - called for every (earlier event, byte range) an access
+ * depends on: @kind is ST_EDGE_FLOW (writer before a read), ST_EDGE_OUTPUT
+ * (writer before a write) or ST_EDGE_ANTI (reader before a write).
+ */
+typedef void (*deps_emit_fn)(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi);
+
+struct deps_imap *deps_imap_new(void);
+void deps_imap_free(struct deps_imap *m);
+
+/**
+ * deps_imap_access - apply event @eid reading or writing [@lo, @hi) of this
+ * buffer: report the dependencies through @emit, then record the access
+ * (a write replaces every interval it covers by one; a read adds @eid to
+ * the reader set of each byte).  Events must come in processing order.
+ */
+void deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid,
+		      deps_emit_fn emit, void *ctx);
+
+/** deps_imap_count - live intervals (for tests and memory accounting). */
+size_t deps_imap_count(const struct deps_imap *m);
+
+/* ---- derivation engine (deps-engine.c) ---- */
+
+struct deps_engine;
+
+/** deps_edge_fn - one derived, deduplicated edge; @label is only valid during the call. */
+typedef int (*deps_edge_fn)(void *ctx, int64_t src, int64_t dst, int kind, const char *label);
+/** deps_bad_fn - a malformed access string, wait or operand of event @eid. */
+typedef void (*deps_bad_fn)(void *ctx, int64_t eid, const char *what, const char *text);
+
+/**
+ * deps_engine_new - a fresh engine that reports edges to @edge and bad
+ * strings to @bad (may be NULL), both with @ctx.  Free with deps_engine_free().
+ */
+struct deps_engine *deps_engine_new(deps_edge_fn edge, deps_bad_fn bad, void *ctx);
+void deps_engine_free(struct deps_engine *e);
+
+/**
+ * deps_engine_event - process one event; events must arrive ordered by
+ * (ts, ts + dur, file order).  @args is the event's JSON args object text
+ * (reads, writes, signals, waits, operands).  Flow/anti/output edges into
+ * @eid are reported before this returns; semaphore edges at finish.
+ * Return: 0, or the first negative value an edge callback returned.
+ */
+int deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur,
+		      const char *args);
+
+/**
+ * deps_engine_finish - resolve semaphore waits against signals counted in
+ * completion order and report the order edges.  Return: as above.
+ */
+int deps_engine_finish(struct deps_engine *e);
+
+/** deps_engine_live - live intervals over all buffers (memory bound check). */
+size_t deps_engine_live(const struct deps_engine *e);
+
+#endif /* DEPS_DEPS_INT_H */

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test-deps-engine.c - the dependency rules on hand-built event
+ * streams with known answers: access-string and operand parsing, the
+ * interval map, flow/anti/output edges, semaphore order edges and the
+ * reporting of malformed strings.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "deps/deps-int.h"
+#include "store/store.h"
+#include "tests/tap.h"
+
+static struct tc_buf got;	/* "src>dst:kind:label;" in report order */
+static int nbad;
+static char first_bad[256];
+
+static const char *kname[] = { "flow", "order", "anti", "output" };
+
+static int
+on_edge(void *ctx, int64_t src, int64_t dst, int kind, const char *label)
+{
+	tc_buf_printf(&got, "%lld>%lld:%s:%s;", (long long)src, (long long)dst, kname[kind], label);
+	return 0;
+}
+
+static void
+on_bad(void *ctx, int64_t eid, const char *what, const char *text)
+{
+	if (!nbad++)
+		snprintf(first_bad, sizeof(first_bad), "event %lld: bad %s \"%s\"", (long long)eid,
+			 what, text);
+}
+
+struct ev {
+	int64_t ts, dur;
+	const char *args;
+};
+
+/* Run events (ids 1..n, already in processing order) and return the edges. */
+static const char *
+run(const struct ev *evs, int n)
+{
+	struct deps_engine *e = deps_engine_new(on_edge, on_bad, NULL);
+
+	tc_buf_reset(&got);
+	tc_buf_adds(&got, "");
+	nbad = 0;
+	first_bad[0] = '\0';
+	for (int i = 0; i < n; i++)
+		deps_engine_event(e, i + 1, evs[i].ts, evs[i].dur, evs[i].args);
+	deps_engine_finish(e);
+	deps_engine_free(e);
+	return got.data;
+}
+
+static void
+test_parse(void)
+{
+	struct deps_access a;
+	const char *name;
+	size_t len;
+	int64_t n;
+
+	is_int(deps_access_parse("A", &a), 0, "whole buffer parses");
+	ok(a.lo == 0 && a.hi == DEPS_WHOLE && a.name_len == 1, "whole buffer is [0, max)");
+	is_int(deps_access_parse("act.0[0:64]", &a), 0, "decimal range parses");
+	ok(a.lo == 0 && a.hi == 64 && a.name_len == 5, "decimal range values");
+	is_int(deps_access_parse("B[0x100:0X1f0]", &a), 0, "hex range parses");
+	ok(a.lo == 0x100 && a.hi == 0x1f0, "hex range values");
+	is_int(deps_access_parse("B[ 4 : 8 ]", &a), 0, "spaces inside brackets are allowed");
+	is_int(deps_access_parse("", &a), -EINVAL, "empty rejected");
+	is_int(deps_access_parse("[0:4]", &a), -EINVAL, "no name rejected");
+	is_int(deps_access_parse("A[8:4]", &a), -EINVAL, "lo > hi rejected");
+	is_int(deps_access_parse("A[4:4]", &a), -EINVAL, "empty range rejected");
+	is_int(deps_access_parse("A[0:", &a), -EINVAL, "unclosed rejected");
+	is_int(deps_access_parse("A[0:4]x", &a), -EINVAL, "trailing text rejected");
+	is_int(deps_access_parse("A[0-4]", &a), -EINVAL, "no colon rejected");
+	is_int(deps_access_parse("A[0x:4]", &a), -EINVAL, "bare 0x rejected");
+	is_int(deps_access_parse("A[0:99999999999999999999999]", &a), -EINVAL, "overflow rejected");
+	is_int(deps_access_parse("my buf", &a), -EINVAL, "space in name rejected");
+
+	is_int(deps_wait_parse("S>=3", &name, &len, &n), 0, "wait parses");
+	ok(len == 1 && n == 3, "wait values");
+	is_int(deps_wait_parse("S[5]>=16", &name, &len, &n), 0, "bracketed wait parses");
+	ok(len == 4 && n == 16, "bracketed wait values");
+	is_int(deps_wait_parse("S", &name, &len, &n), -EINVAL, "wait without >= rejected");
+	is_int(deps_wait_parse(">=3", &name, &len, &n), -EINVAL, "wait without name rejected");
+	is_int(deps_wait_parse("S>=x", &name, &len, &n), -EINVAL, "wait with bad count rejected");
+	is_int(deps_wait_parse("S>=-1", &name, &len, &n), -EINVAL, "negative count rejected");
+}
+
+static struct tc_buf ops;
+
+static void
+o_access(void *ctx, bool write, const char *buf, size_t len, uint64_t lo, uint64_t hi)
+{
+	tc_buf_printf(&ops, "%c %.*s[%llu:%llu];", write ? 'W' : 'R', (int)len, buf,
+		      (unsigned long long)lo, (unsigned long long)hi);
+}
+
+static void
+o_signal(void *ctx, const char *sem, size_t len)
+{
+	tc_buf_printf(&ops, "sig %.*s;", (int)len, sem);
+}
+
+static void
+o_wait(void *ctx, const char *sem, size_t len, int64_t n)
+{
+	tc_buf_printf(&ops, "wait %.*s>=%lld;", (int)len, sem, (long long)n);
+}
+
+static void
+o_bad(void *ctx, const char *tok, size_t len)
+{
+	tc_buf_printf(&ops, "bad %.*s;", (int)len, tok);
+}
+
+static const char *
+opsparse(const char *s)
+{
+	struct deps_opsink sink = { NULL, o_access, o_signal, o_wait, o_bad };
+
+	tc_buf_reset(&ops);
+	tc_buf_adds(&ops, "");
+	deps_operands_parse(s, &sink);
+	return ops.data;
+}
+
+static void
+test_operands(void)
+{
+	is_str(opsparse("S[5] (Tensor)++@complete acc_flags=3 src=fp16@0x5600[1,0,0][3,1,1] "
+			"dst=fp32@0x7000"),
+	       "sig S[5];R mem[22016:22022];W mem[28672:28676];",
+	       "neuron operands: signal, strided src, scalar dst");
+	is_str(opsparse("$S[45]>=16 $S[8]++@complete"), "wait S[45]>=16;sig S[8];",
+	       "core barrier: wait and signal");
+	is_str(opsparse("src=bf16@sb:0x10[2][4] dst=..."), "R sb[16:30];",
+	       "address space prefix names the buffer; placeholder dst ignored");
+	is_str(opsparse("src=xyz@0x10 dst=fp16@zz"), "bad src=xyz@0x10;bad dst=fp16@zz;",
+	       "unknown dtype and bad address reported");
+	is_str(opsparse("$S[1]>=q"), "bad $S[1]>=q;", "bad wait count reported");
+}
+
+static void
+test_rules(void)
+{
+	/* Partial overlaps, a read over bytes of two writers, WAR and WAW. */
+	static const struct ev overlap[] = {
+		{ 0, 10, "{\"writes\":[\"A[0:64]\"]}" },
+		{ 10, 10, "{\"writes\":[\"A[32:96]\"]}" },
+		{ 20, 10, "{\"reads\":[\"A[0:128]\"]}" },
+		{ 30, 10, "{\"writes\":[\"A\"]}" },
+	};
+	is_str(run(overlap, 4),
+	       "1>2:output:A[32:64];"
+	       "1>3:flow:A[0:32];2>3:flow:A[32:96];"
+	       "1>4:output:A[0:32];2>4:output:A[32:96];3>4:anti:A[0:128];",
+	       "partial overlaps, two writers read, WAR and WAW");
+
+	/* Whole-buffer write, hex sub-range read; disjoint ranges do not depend. */
+	static const struct ev whole[] = {
+		{ 0, 5, "{\"writes\":\"B\"}" },
+		{ 5, 5, "{\"reads\":[\"B[0x10:0x20]\"]}" },
+		{ 10, 5, "{\"writes\":[\"B[0x40:0x50]\"]}" },
+		{ 15, 5, "{\"reads\":[\"B[0:0x10]\", \"C\"]}" },
+		{ 20, 5, "{\"writes\":[\"B[0x10:0x18]\"]}" },
+	};
+	is_str(run(whole, 5),
+	       "1>2:flow:B[16:32];1>3:output:B[64:80];1>4:flow:B[0:16];"
+	       "1>5:output:B[16:24];2>5:anti:B[16:24];",
+	       "whole buffer vs sub-ranges, disjoint ranges independent");
+
+	/* Several readers since the last write all get anti edges; a re-read is one reader. */
+	static const struct ev readers[] = {
+		{ 0, 1, "{\"writes\":[\"X[0:8]\"]}" },
+		{ 1, 1, "{\"reads\":[\"X[0:4]\"]}" },
+		{ 2, 1, "{\"reads\":[\"X[4:8]\", \"X[0:8]\"]}" },
+		{ 3, 1, "{\"reads\":[\"X\"], \"writes\":[\"X[0:8]\"]}" },
+		{ 4, 1, "{\"writes\":[\"X[2:3]\"]}" },
+	};
+	is_str(run(readers, 5),
+	       "1>2:flow:X[0:4];1>3:flow:X[0:8];"
+	       "1>4:flow:X[0:8];1>4:output:X[0:8];2>4:anti:X[0:4];3>4:anti:X[0:8];"
+	       "4>5:output:X[2:3];",
+	       "readers since last write, self read-write, no self edges");
+
+	/* Semaphores: completion order differs from start order. */
+	static const struct ev sems[] = {
+		{ 0, 10, "{\"signals\":[\"S\"]}" },	/* completes at 10: 1st */
+		{ 1, 29, "{\"signals\":[\"S\"]}" },	/* completes at 30: 3rd */
+		{ 2, 18, "{\"signals\":[\"S\"]}" },	/* completes at 20: 2nd */
+		{ 31, 1, "{\"waits\":[\"S>=2\"]}" },
+		{ 32, 1, "{\"waits\":[\"S>=3\", \"S>=1\"]}" },
+		{ 33, 1, "{\"waits\":[\"S>=4\", \"T>=1\", \"S>=0\"]}" },
+	};
+	is_str(run(sems, 6), "3>4:order:S>=2;1>5:order:S>=1;2>5:order:S>=3;",
+	       "semaphore count reaches N in completion order; unsatisfied waits give no edge");
+
+	/* A chain of waits across semaphores; ties in end time by processing order. */
+	static const struct ev chain[] = {
+		{ 0, 10, "{\"signals\":[\"P\"]}" },
+		{ 5, 5, "{\"signals\":[\"P\"]}" },
+		{ 10, 5, "{\"waits\":[\"P>=2\"], \"signals\":[\"Q\"]}" },
+		{ 15, 5, "{\"waits\":[\"Q>=1\"]}" },
+	};
+	is_str(run(chain, 4), "2>3:order:P>=2;3>4:order:Q>=1;",
+	       "chain of waits; equal end times counted in processing order");
+
+	/* Malformed strings are dropped and reported; the rest of the event counts. */
+	static const struct ev bad[] = {
+		{ 0, 1, "{\"writes\":[\"A[8:4]\", \"A[0:4]\"]}" },
+		{ 1, 1, "{\"reads\":[\"A[0:\", 7, \"A\"], \"waits\":[\"S\"], \"signals\":[\"\"]}" },
+		{ 2, 1, "{\"reads\":5}" },
+		{ 3, 1, "not json" },
+	};
+	is_str(run(bad, 4), "1>2:flow:A[0:4];", "good strings of a bad event still count");
+	is_int(nbad, 6, "every malformed string counted");
+	is_str(first_bad, "event 1: bad access string \"A[8:4]\"", "first example kept");
+}
+
+static void
+count_emit(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
+{
+	(*(int *)ctx)++;
+}
+
+static void
+test_imap_bounded(void)
+{
+	struct deps_imap *m = deps_imap_new();
+	int n = 0;
+
+	/* Many small writes then one covering write: intervals coalesce. */
+	for (int i = 0; i < 10000; i++)
+		deps_imap_access(m, i * 16, i * 16 + 16, true, i + 1, count_emit, &n);
+	is_int(deps_imap_count(m), 10000, "one interval per disjoint write");
+	is_int(n, 0, "disjoint writes do not depend");
+	deps_imap_access(m, 0, DEPS_WHOLE, true, 20000, count_emit, &n);
+	is_int(deps_imap_count(m), 1, "a covering write leaves one interval");
+	is_int(n, 10000, "and depends on every earlier writer");
+	deps_imap_free(m);
+}
+
+int
+main(void)
+{
+	tc_buf_init(&got);
+	tc_buf_init(&ops);
+	test_parse();
+	test_operands();
+	test_rules();
+	test_imap_bounded();
+	tc_buf_free(&got);
+	tc_buf_free(&ops);
+	return tap_done();
+}
