@@ -55,11 +55,6 @@ int st_library_add_raw(struct st_library *lib, const char *src_path, bool move,
 		       char id_out[ST_ID_LEN + 1], struct tc_err *err);
 
 /**
- * st_progress_fn - ingest progress callback, @frac in [0,1].
- */
-typedef void (*st_progress_fn)(void *ctx, double frac);
-
-/**
  * st_library_ingest - ingest the raw file of trace @id: detect the format by
  * content, parse into a temporary store, finish, rename into place and mark
  * the catalog row ready (with stats) or failed (with the message).

@@ -87,6 +87,9 @@ struct st_stats {
 
 struct st_writer;
 
+/** st_progress_fn - ingest progress callback, @frac in [0,1]. */
+typedef void (*st_progress_fn)(void *ctx, double frac);
+
 /**
  * st_writer_open - start a new per-trace database at @path (created; an
  * existing file is replaced).  The caller later renames it into place.

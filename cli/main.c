@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/main.c - the neuron-explorer binary: dispatch to one subcommand.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config.h"
+#include "cli/cmds.h"
+
+struct cli_cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+static int cmd_version(int argc, char **argv);
+static int cmd_help(int argc, char **argv);
+
+static const struct cli_cmd cli_cmds[] = {
+	{ "serve", cmd_serve, "run the trace server (library, upload, API, web UI)" },
+	{ "capture", cmd_capture, "run a workload with every profiling layer on, write run.ntff" },
+	{ "upload", cmd_upload, "send a trace file to a server" },
+	{ "env", cmd_env, "show the resolved capture config and per-layer variables" },
+	{ "ingest", cmd_ingest, "load trace files into the data directory" },
+	{ "info", cmd_info, "list the library, or show one trace" },
+	{ "convert", cmd_convert, "convert between JSON, Perfetto and .ntff" },
+	{ "ntff", cmd_ntff, "list, print, extract or verify .ntff sections" },
+	{ "deps", cmd_deps, "dependency edges and chains of an event" },
+	{ "critical-path", cmd_critical_path, "the critical path of a window or event" },
+	{ "version", cmd_version, "print the version" },
+	{ "help", cmd_help, "this list, or help on a command" },
+};
+
+const char *
+cli_default_data_dir(void)
+{
+	static char buf[4096];
+	const char *e = getenv("NX_DATA");
+
+	if (e && *e)
+		return e;
+	e = getenv("XDG_DATA_HOME");
+	if (e && *e) {
+		snprintf(buf, sizeof(buf), "%s/neuron-explorer", e);
+		return buf;
+	}
+	e = getenv("HOME");
+	snprintf(buf, sizeof(buf), "%s/.local/share/neuron-explorer", e && *e ? e : ".");
+	return buf;
+}
+
+static void
+usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: neuron-explorer COMMAND [OPTIONS] [ARGS]\n\ncommands:\n");
+	for (i = 0; i < sizeof(cli_cmds) / sizeof(cli_cmds[0]); i++)
+		fprintf(f, "  %-14s %s\n", cli_cmds[i].name, cli_cmds[i].summary);
+	fprintf(f, "\nRun 'neuron-explorer COMMAND --help' for a command's options.\n"
+		   "Data directory: --data DIR, else $NX_DATA, else %s\n",
+		cli_default_data_dir());
+}
+
+static int
+cmd_version(int argc, char **argv)
+{
+	if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		printf("usage: neuron-explorer version\n\nPrint the version and exit.\n");
+		return 0;
+	}
+	printf("neuron-explorer %s\n", PACKAGE_VERSION);
+	return 0;
+}
+
+static const struct cli_cmd *
+find_cmd(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(cli_cmds) / sizeof(cli_cmds[0]); i++)
+		if (!strcmp(cli_cmds[i].name, name))
+			return &cli_cmds[i];
+	return NULL;
+}
+
+static int
+cmd_help(int argc, char **argv)
+{
+	const struct cli_cmd *c;
+	char *av[] = { NULL, "--help", NULL };
+
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(stdout);
+		return 0;
+	}
+	c = find_cmd(argv[1]);
+	if (!c) {
+		fprintf(stderr, "neuron-explorer: unknown command '%s'\n", argv[1]);
+		return 2;
+	}
+	av[0] = argv[1];
+	return c->fn(2, av);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct cli_cmd *c;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return cmd_help(1, argv);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+		return cmd_version(1, argv);
+	c = find_cmd(argv[1]);
+	if (!c) {
+		fprintf(stderr, "neuron-explorer: unknown command '%s' (see 'neuron-explorer help')\n",
+			argv[1]);
+		return 2;
+	}
+	return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: MIT */
+/* ingest/ing-file.c - pick a reader by content and run it. */
+#include <errno.h>
+#include <string.h>
+#include "ingest/ingest.h"
+#include "ingest/ntff.h"
+
+const char *
+ing_format_name(int fmt)
+{
+	switch (fmt) {
+	case ING_FMT_JSON:
+		return "json";
+	case ING_FMT_PERFETTO:
+		return "perfetto";
+	case ING_FMT_NTFF:
+		return "ntff";
+	default:
+		return "unknown";
+	}
+}
+
+int
+ing_detect(const unsigned char *h, size_t n)
+{
+	size_t i = 0;
+
+	if (n >= 8 && ntff_is_ntff(h, n))
+		return ING_FMT_NTFF;
+	/* skip a UTF-8 BOM and whitespace */
+	if (n >= 3 && h[0] == 0xef && h[1] == 0xbb && h[2] == 0xbf)
+		i = 3;
+	while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == '\r' || h[i] == '\n'))
+		i++;
+	if (i < n && (h[i] == '{' || h[i] == '['))
+		return ING_FMT_JSON;
+	/* Perfetto: a Trace is a sequence of field 1 (packet), wire type 2 */
+	if (n >= 2 && h[0] == 0x0a)
+		return ING_FMT_PERFETTO;
+	return ING_FMT_UNKNOWN;
+}
+
+int
+ing_file(struct st_writer *w, const char *path, const struct ing_opts *opts,
+	 struct tc_err *err)
+{
+	unsigned char head[64];
+	struct tc_input *in = NULL;
+	long n;
+	int rc, fmt;
+
+	rc = tc_input_open(&in, path, err);
+	if (rc < 0)
+		return rc;
+	n = tc_input_read(in, head, sizeof(head), err);
+	if (n < 0) {
+		rc = (int)n;
+		goto out;
+	}
+	if (n == 0) {
+		rc = tc_err_set(err, -EINVAL, "%s: empty file, not a trace", path);
+		goto out;
+	}
+	fmt = ing_detect(head, (size_t)n);
+	tc_input_close(in);
+	in = NULL;
+	st_writer_set_meta(w, "format", ing_format_name(fmt));
+	switch (fmt) {
+	case ING_FMT_NTFF:
+		rc = ing_ntff_read(w, path, opts, err);
+		break;
+	case ING_FMT_JSON:
+	case ING_FMT_PERFETTO:
+		rc = tc_input_open(&in, path, err);
+		if (rc < 0)
+			break;
+		rc = fmt == ING_FMT_JSON ? ing_json_read(w, in, opts, err)
+					 : ing_perfetto_read(w, in, opts, err);
+		break;
+	default:
+		rc = tc_err_set(err, -EINVAL, "%s: not a trace: expected Chrome/Kineto JSON,"
+				" Perfetto protobuf or .ntff (first byte 0x%02x at offset 0)",
+				path, head[0]);
+	}
+out:
+	tc_input_close(in);
+	return rc;
+}

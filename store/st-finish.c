@@ -1,0 +1,621 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store/st-finish.c - turn the staging table into the final trace store:
+ * one sorted pass over (unit, ts, dur DESC, seq) assigns dense event ids,
+ * nesting depth (slices that break nesting go one row deeper and are
+ * counted), per-(unit, depth) maximum durations and the level-0 summary
+ * buckets; higher summary levels are merged from level 0 per unit.  Then
+ * explicit edges are remapped, deps/ derives the access-set edges, indexes
+ * are built and the file is synced.
+ *
+ * Memory: one uint32 per event for the seq -> id map, the nesting stack and
+ * the summary buckets of the current unit (at most 2^ST_LEVEL0_BITS).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "store/store-int.h"
+#include "deps/deps.h"
+
+#define ST_LEVEL0_BITS 18	/* at most 2^18 level-0 buckets over the span */
+#define ST_DOM 4		/* dominant-name candidates kept per bucket */
+
+void st_writer_release_(struct st_writer *w);
+
+struct st_bucket {
+	int64_t b;		/* bucket index */
+	int64_t count, busy;
+	uint32_t dom[ST_DOM];
+	int64_t dom_ns[ST_DOM];
+	double vmin, vmax, vlast;
+	bool has_value;
+};
+
+struct st_bvec {
+	struct st_bucket *v;
+	size_t n, cap;
+};
+
+static struct st_bucket *
+st_bvec_push(struct st_bvec *bv, int64_t b)
+{
+	struct st_bucket *x;
+
+	if (bv->n == bv->cap) {
+		bv->cap = bv->cap ? bv->cap * 2 : 256;
+		bv->v = tc_xrealloc(bv->v, bv->cap * sizeof(*bv->v));
+	}
+	x = &bv->v[bv->n++];
+	memset(x, 0, sizeof(*x));
+	x->b = b;
+	return x;
+}
+
+static void
+st_dom_add(struct st_bucket *k, uint32_t name, int64_t ns)
+{
+	int i, lo = 0;
+
+	if (ns <= 0)
+		return;
+	for (i = 0; i < ST_DOM; i++) {
+		if (k->dom[i] == name && k->dom_ns[i]) {
+			k->dom_ns[i] += ns;
+			return;
+		}
+		if (k->dom_ns[i] < k->dom_ns[lo])
+			lo = i;
+	}
+	if (ns > k->dom_ns[lo]) {
+		k->dom[lo] = name;
+		k->dom_ns[lo] = ns;
+	}
+}
+
+static int
+st_dom_best(const struct st_bucket *k)
+{
+	int i, best = 0;
+
+	for (i = 1; i < ST_DOM; i++)
+		if (k->dom_ns[i] > k->dom_ns[best])
+			best = i;
+	return best;
+}
+
+static void
+st_value_add(struct st_bucket *k, double v)
+{
+	if (!k->has_value) {
+		k->vmin = k->vmax = v;
+		k->has_value = true;
+	}
+	if (v < k->vmin)
+		k->vmin = v;
+	if (v > k->vmax)
+		k->vmax = v;
+	k->vlast = v;
+}
+
+/* Pending level-0 buckets of the current unit: [pbase, pbase + pn). */
+struct st_pend {
+	struct st_bucket *v;
+	size_t n, cap, head;
+	int64_t base;
+};
+
+static struct st_bucket *
+st_pend_at(struct st_pend *p, int64_t b)
+{
+	size_t idx;
+
+	if (p->n == 0) {
+		p->head = 0;
+		p->base = b;
+	}
+	idx = (size_t)(b - p->base);
+	while (idx >= p->n) {
+		struct st_bucket *x;
+
+		if (p->head + p->n == p->cap) {
+			if (p->head) {
+				memmove(p->v, p->v + p->head, p->n * sizeof(*p->v));
+				p->head = 0;
+			} else {
+				p->cap = p->cap ? p->cap * 2 : 256;
+				p->v = tc_xrealloc(p->v, p->cap * sizeof(*p->v));
+			}
+		}
+		x = &p->v[p->head + p->n];
+		memset(x, 0, sizeof(*x));
+		x->b = p->base + (int64_t)p->n;
+		p->n++;
+	}
+	return &p->v[p->head + idx];
+}
+
+/* Move pending buckets before @b (or all when @b is INT64_MAX) to @out. */
+static void
+st_pend_flush(struct st_pend *p, int64_t b, struct st_bvec *out)
+{
+	while (p->n && p->base < b) {
+		struct st_bucket *x = &p->v[p->head];
+
+		if (x->count || x->busy || x->has_value)
+			*st_bvec_push(out, x->b) = *x;
+		p->head++;
+		p->n--;
+		p->base++;
+	}
+}
+
+struct st_fin {
+	struct st_writer *w;
+	sqlite3_stmt *ins_ev, *ins_sum, *ins_depth;
+	int64_t origin, bucket_ns;
+	uint32_t *map;		/* seq -> id */
+	/* current unit */
+	int unit;
+	int64_t *stack;		/* end times of open slices */
+	size_t nstack, capstack;
+	int64_t *dmax, *dcount;	/* per depth */
+	size_t capdepth;
+	int max_depth;
+	struct st_pend pend;
+	struct st_bvec level;
+	struct tc_err *err;
+};
+
+static int
+st_fin_sum_write(struct st_fin *f, int level, const struct st_bvec *bv)
+{
+	sqlite3_stmt *s = f->ins_sum;
+	size_t i;
+
+	for (i = 0; i < bv->n; i++) {
+		const struct st_bucket *k = &bv->v[i];
+		int best = st_dom_best(k);
+
+		sqlite3_bind_int(s, 1, f->unit);
+		sqlite3_bind_int(s, 2, level);
+		sqlite3_bind_int64(s, 3, k->b);
+		sqlite3_bind_int64(s, 4, k->count);
+		sqlite3_bind_int64(s, 5, k->busy);
+		sqlite3_bind_int64(s, 6, k->dom[best]);
+		sqlite3_bind_int64(s, 7, k->dom_ns[best]);
+		if (k->has_value) {
+			sqlite3_bind_double(s, 8, k->vmin);
+			sqlite3_bind_double(s, 9, k->vmax);
+			sqlite3_bind_double(s, 10, k->vlast);
+		} else {
+			sqlite3_bind_null(s, 8);
+			sqlite3_bind_null(s, 9);
+			sqlite3_bind_null(s, 10);
+		}
+		if (sqlite3_step(s) != SQLITE_DONE) {
+			sqlite3_reset(s);
+			return tc_err_set(f->err, -EIO, "summaries: %s",
+					  sqlite3_errmsg(f->w->db));
+		}
+		sqlite3_reset(s);
+	}
+	return 0;
+}
+
+/* Finish the current unit: flush buckets, write all levels and depths. */
+static int
+st_fin_unit_end(struct st_fin *f)
+{
+	struct st_bvec next = { 0 };
+	int level = 0, rc = 0;
+	size_t i;
+
+	if (!f->unit)
+		return 0;
+	st_pend_flush(&f->pend, INT64_MAX, &f->level);
+	for (;;) {
+		rc = st_fin_sum_write(f, level, &f->level);
+		if (rc < 0 || f->level.n <= 1 || level >= 62)
+			break;
+		/* merge pairs into level + 1 */
+		next.n = 0;
+		for (i = 0; i < f->level.n; i++) {
+			const struct st_bucket *k = &f->level.v[i];
+			struct st_bucket *m;
+			int j;
+
+			if (next.n && next.v[next.n - 1].b == (k->b >> 1)) {
+				m = &next.v[next.n - 1];
+			} else {
+				m = st_bvec_push(&next, k->b >> 1);
+			}
+			m->count += k->count;
+			m->busy += k->busy;
+			for (j = 0; j < ST_DOM; j++)
+				st_dom_add(m, k->dom[j], k->dom_ns[j]);
+			if (k->has_value) {
+				double last = k->vlast;
+
+				st_value_add(m, k->vmin);
+				st_value_add(m, k->vmax);
+				m->vlast = last;
+			}
+		}
+		{
+			struct st_bvec t = f->level;
+
+			f->level = next;
+			next = t;
+		}
+		level++;
+	}
+	free(next.v);
+	f->level.n = 0;
+	for (i = 0; rc == 0 && i <= (size_t)f->max_depth && i < f->capdepth; i++) {
+		if (!f->dcount[i])
+			continue;
+		sqlite3_bind_int(f->ins_depth, 1, f->unit);
+		sqlite3_bind_int(f->ins_depth, 2, (int)i);
+		sqlite3_bind_int64(f->ins_depth, 3, f->dcount[i]);
+		sqlite3_bind_int64(f->ins_depth, 4, f->dmax[i]);
+		if (sqlite3_step(f->ins_depth) != SQLITE_DONE)
+			rc = tc_err_set(f->err, -EIO, "unit_depths: %s", sqlite3_errmsg(f->w->db));
+		sqlite3_reset(f->ins_depth);
+	}
+	if (f->capdepth) {
+		memset(f->dmax, 0, f->capdepth * sizeof(*f->dmax));
+		memset(f->dcount, 0, f->capdepth * sizeof(*f->dcount));
+	}
+	f->w->units[f->unit].max_depth = f->max_depth;
+	f->max_depth = 0;
+	f->nstack = 0;
+	f->unit = 0;
+	return rc;
+}
+
+static void
+st_fin_depth_note(struct st_fin *f, int depth, int64_t dur)
+{
+	if ((size_t)depth >= f->capdepth) {
+		size_t old = f->capdepth;
+
+		f->capdepth = TC_MAX((size_t)depth + 1, old ? old * 2 : 16);
+		f->dmax = tc_xrealloc(f->dmax, f->capdepth * sizeof(*f->dmax));
+		f->dcount = tc_xrealloc(f->dcount, f->capdepth * sizeof(*f->dcount));
+		memset(f->dmax + old, 0, (f->capdepth - old) * sizeof(*f->dmax));
+		memset(f->dcount + old, 0, (f->capdepth - old) * sizeof(*f->dcount));
+	}
+	f->dcount[depth]++;
+	if (dur > f->dmax[depth])
+		f->dmax[depth] = dur;
+	if (depth > f->max_depth)
+		f->max_depth = depth;
+}
+
+static int64_t
+st_fin_bucket(const struct st_fin *f, int64_t ts)
+{
+	return (ts - f->origin) / f->bucket_ns;
+}
+
+static void
+st_fin_summarise(struct st_fin *f, int kind, int depth, int64_t ts, int64_t dur,
+		 uint32_t name, double value)
+{
+	int64_t b = st_fin_bucket(f, ts), end, e, t;
+	struct st_bucket *k;
+
+	st_pend_flush(&f->pend, b, &f->level);
+	k = st_pend_at(&f->pend, b);
+	k->count++;
+	if (kind == ST_EV_COUNTER) {
+		st_value_add(k, value);
+		return;
+	}
+	if (kind != ST_EV_SLICE || depth != 0 || dur <= 0)
+		return;
+	end = ts + dur;
+	for (t = ts; t < end; t = e, b++) {
+		int64_t bend = f->origin + (b + 1) * f->bucket_ns;
+
+		e = TC_MIN(end, bend);
+		k = st_pend_at(&f->pend, b);
+		k->busy += e - t;
+		st_dom_add(k, name, e - t);
+	}
+}
+
+static int
+st_fin_events(struct st_fin *f)
+{
+	struct st_writer *w = f->w;
+	sqlite3_stmt *q = NULL;
+	int64_t id = 0;
+	int rc = 0, sr;
+
+	if (sqlite3_prepare_v2(w->db, "SELECT seq, unit, ts, dur, kind, name, cat, value, flags,"
+			       " args FROM stage._raw ORDER BY unit, ts, dur DESC, seq", -1, &q,
+			       NULL) != SQLITE_OK) {
+		rc = tc_err_set(f->err, -EIO, "sort: %s", sqlite3_errmsg(w->db));
+		goto out;
+	}
+	while ((sr = sqlite3_step(q)) == SQLITE_ROW) {
+		int64_t seq = sqlite3_column_int64(q, 0);
+		int unit = sqlite3_column_int(q, 1);
+		int64_t ts = sqlite3_column_int64(q, 2);
+		int64_t dur = sqlite3_column_int64(q, 3);
+		int kind = sqlite3_column_int(q, 4);
+		uint32_t name = (uint32_t)sqlite3_column_int64(q, 5);
+		double value = sqlite3_column_double(q, 7);
+		struct st_unit_def *u;
+		int depth = 0;
+		sqlite3_stmt *s = f->ins_ev;
+
+		if (unit != f->unit) {
+			rc = st_fin_unit_end(f);
+			if (rc < 0)
+				goto out;
+			f->unit = unit;
+			w->units[unit].first = id + 1;
+		}
+		u = &w->units[unit];
+		id++;
+		f->map[seq] = (uint32_t)id;
+		if (kind != ST_EV_COUNTER) {
+			while (f->nstack && f->stack[f->nstack - 1] <= ts)
+				f->nstack--;
+			depth = (int)f->nstack;
+			if (kind == ST_EV_SLICE) {
+				if (f->nstack && ts + dur > f->stack[f->nstack - 1]) {
+					u->overlaps++;
+					w->stats.overlaps++;
+				}
+				if (f->nstack == f->capstack) {
+					f->capstack = f->capstack ? f->capstack * 2 : 64;
+					f->stack = tc_xrealloc(f->stack,
+							       f->capstack * sizeof(*f->stack));
+				}
+				f->stack[f->nstack++] = ts + dur;
+			}
+		}
+		st_fin_depth_note(f, depth, dur);
+		st_fin_summarise(f, kind, depth, ts, dur, name, value);
+		u->count++;
+		u->last = id;
+
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_int(s, 2, unit);
+		sqlite3_bind_int64(s, 3, ts);
+		sqlite3_bind_int64(s, 4, dur);
+		sqlite3_bind_int(s, 5, kind);
+		sqlite3_bind_int(s, 6, depth);
+		sqlite3_bind_value(s, 7, sqlite3_column_value(q, 5));
+		sqlite3_bind_value(s, 8, sqlite3_column_value(q, 6));
+		sqlite3_bind_value(s, 9, sqlite3_column_value(q, 7));
+		sqlite3_bind_int64(s, 10, seq);
+		sqlite3_bind_value(s, 11, sqlite3_column_value(q, 8));
+		sqlite3_bind_value(s, 12, sqlite3_column_value(q, 9));
+		if (sqlite3_step(s) != SQLITE_DONE) {
+			rc = tc_err_set(f->err, -EIO, "events: %s", sqlite3_errmsg(w->db));
+			sqlite3_reset(s);
+			goto out;
+		}
+		sqlite3_reset(s);
+	}
+	if (sr != SQLITE_DONE) {
+		rc = tc_err_set(f->err, -EIO, "sort: %s", sqlite3_errmsg(w->db));
+		goto out;
+	}
+	rc = st_fin_unit_end(f);
+out:
+	sqlite3_finalize(q);
+	return rc;
+}
+
+static int
+st_fin_edges(struct st_fin *f)
+{
+	struct st_writer *w = f->w;
+	sqlite3_stmt *q = NULL, *ins = NULL;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(w->db, "SELECT src, dst, kind, label FROM stage._raw_edges", -1, &q,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(w->db, "INSERT INTO edges VALUES (?,?,?,?)", -1, &ins,
+			       NULL) != SQLITE_OK) {
+		rc = tc_err_set(f->err, -EIO, "edges: %s", sqlite3_errmsg(w->db));
+		goto out;
+	}
+	while (sqlite3_step(q) == SQLITE_ROW) {
+		int64_t src = sqlite3_column_int64(q, 0), dst = sqlite3_column_int64(q, 1);
+		int kind = sqlite3_column_int(q, 2);
+
+		sqlite3_bind_int64(ins, 1, f->map[src]);
+		sqlite3_bind_int64(ins, 2, f->map[dst]);
+		sqlite3_bind_int(ins, 3, kind);
+		sqlite3_bind_value(ins, 4, sqlite3_column_value(q, 3));
+		if (sqlite3_step(ins) != SQLITE_DONE) {
+			rc = tc_err_set(f->err, -EIO, "edges: %s", sqlite3_errmsg(w->db));
+			goto out;
+		}
+		sqlite3_reset(ins);
+		w->stats.edges[kind]++;
+	}
+out:
+	sqlite3_finalize(q);
+	sqlite3_finalize(ins);
+	return rc;
+}
+
+static int
+st_fin_tables(struct st_fin *f)
+{
+	struct st_writer *w = f->w;
+	sqlite3_stmt *s = NULL;
+	int i, rc = 0;
+
+	if (sqlite3_prepare_v2(w->db, "INSERT INTO devices VALUES (?,?,?,?,?,?)", -1, &s,
+			       NULL) != SQLITE_OK)
+		goto fail;
+	for (i = 1; i <= w->ndevs; i++) {
+		struct st_dev *d = &w->devs[i];
+
+		sqlite3_bind_int(s, 1, i);
+		sqlite3_bind_text(s, 2, d->key, -1, SQLITE_STATIC);
+		sqlite3_bind_int(s, 3, d->kind);
+		sqlite3_bind_text(s, 4, d->name, -1, SQLITE_STATIC);
+		if (d->label)
+			sqlite3_bind_text(s, 5, d->label, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(s, 5);
+		if (d->has_sort)
+			sqlite3_bind_int64(s, 6, d->sort);
+		else
+			sqlite3_bind_null(s, 6);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			goto fail;
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+	if (sqlite3_prepare_v2(w->db, "INSERT INTO units VALUES (?,?,?,?,?,?,?,?,?,?,?)", -1,
+			       &s, NULL) != SQLITE_OK)
+		goto fail;
+	for (i = 1; i <= w->nunits; i++) {
+		struct st_unit_def *u = &w->units[i];
+
+		sqlite3_bind_int(s, 1, i);
+		sqlite3_bind_int(s, 2, u->dev);
+		sqlite3_bind_text(s, 3, u->key, -1, SQLITE_STATIC);
+		sqlite3_bind_int(s, 4, u->kind);
+		sqlite3_bind_text(s, 5, u->name, -1, SQLITE_STATIC);
+		if (u->has_sort)
+			sqlite3_bind_int64(s, 6, u->sort);
+		else
+			sqlite3_bind_null(s, 6);
+		sqlite3_bind_int64(s, 7, u->count);
+		if (u->count) {
+			sqlite3_bind_int64(s, 8, u->first);
+			sqlite3_bind_int64(s, 9, u->last);
+		} else {
+			sqlite3_bind_null(s, 8);
+			sqlite3_bind_null(s, 9);
+		}
+		sqlite3_bind_int(s, 10, u->max_depth);
+		sqlite3_bind_int64(s, 11, u->overlaps);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			goto fail;
+		sqlite3_reset(s);
+		if (u->count)
+			w->stats.units++;
+	}
+	w->stats.devices = w->ndevs;
+	goto out;
+fail:
+	rc = tc_err_set(f->err, -EIO, "units: %s", sqlite3_errmsg(w->db));
+out:
+	sqlite3_finalize(s);
+	return rc;
+}
+
+static int
+st_fsync_path(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+int
+st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err)
+{
+	struct st_fin f = { 0 };
+	char *path = tc_xstrdup(w->path);
+	char buf[64], *json = NULL;
+	int64_t span;
+	int rc;
+
+	if (w->failed) {
+		rc = tc_err_set(err, w->failed, "%s", w->ferr.msg);
+		goto out;
+	}
+	f.w = w;
+	f.err = err;
+	if (w->seq == 0) {
+		w->min_ts = 0;
+		w->max_end = 0;
+	}
+	span = w->max_end - w->min_ts;
+	f.origin = w->min_ts;
+	f.bucket_ns = TC_MAX((int64_t)1, (span + (1 << ST_LEVEL0_BITS) - 1) >> ST_LEVEL0_BITS);
+	f.map = tc_xcalloc((size_t)w->seq + 1, sizeof(*f.map));
+	if (sqlite3_prepare_v2(w->db, "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", -1,
+			       &f.ins_ev, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(w->db, "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?)", -1,
+			       &f.ins_sum, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(w->db, "INSERT INTO unit_depths VALUES (?,?,?,?)", -1,
+			       &f.ins_depth, NULL) != SQLITE_OK) {
+		rc = tc_err_set(err, -EIO, "%s: %s", path, sqlite3_errmsg(w->db));
+		goto out;
+	}
+	/* the staging tables live in an attached temporary database that
+	 * disappears with the connection: no need to drop them */
+	rc = st_fin_events(&f);
+	if (!rc)
+		rc = st_fin_edges(&f);
+	if (!rc)
+		rc = st_fin_tables(&f);
+	if (!rc)
+		rc = deps_derive(w, w->db, &w->stats, err);
+	if (rc < 0)
+		goto out;
+	rc = st_exec(w->db,
+		     "CREATE INDEX events_unit_depth_ts ON events(unit, depth, ts);"
+		     "CREATE INDEX events_name ON events(name);"
+		     "CREATE INDEX edges_src ON edges(src, kind);"
+		     "CREATE INDEX edges_dst ON edges(dst, kind);", err);
+	if (rc < 0)
+		goto out;
+	w->stats.start_ns = w->seq ? w->min_ts : 0;
+	w->stats.end_ns = w->seq ? w->max_end : 0;
+	snprintf(buf, sizeof(buf), "%" PRId64, f.bucket_ns);
+	st_writer_set_meta(w, "bucket_ns", buf);
+	snprintf(buf, sizeof(buf), "%" PRId64, f.origin);
+	st_writer_set_meta(w, "origin_ns", buf);
+	snprintf(buf, sizeof(buf), "%d", ST_TRACE_SCHEMA_VERSION);
+	st_writer_set_meta(w, "schema_version", buf);
+	json = st_stats_to_json_text(&w->stats);
+	st_writer_set_meta(w, "stats", json);
+	if (w->failed) {
+		rc = tc_err_set(err, w->failed, "%s", w->ferr.msg);
+		goto out;
+	}
+	rc = st_exec(w->db, "COMMIT", err);
+out:
+	if (stats)
+		*stats = w->stats;
+	sqlite3_finalize(f.ins_ev);
+	sqlite3_finalize(f.ins_sum);
+	sqlite3_finalize(f.ins_depth);
+	free(f.map);
+	free(f.stack);
+	free(f.dmax);
+	free(f.dcount);
+	free(f.pend.v);
+	free(f.level.v);
+	free(json);
+	st_writer_release_(w);
+	if (rc < 0)
+		unlink(path);
+	else if (st_fsync_path(path) < 0)
+		rc = tc_err_set(err, -EIO, "%s: fsync failed", path);
+	free(path);
+	return rc;
+}

@@ -1,0 +1,495 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store/st-library.c - the data directory: catalog, content-addressed raw
+ * files, published trace stores, and crash recovery.
+ *
+ * Durability order for an add: raw file complete + fsync -> rename into
+ * raw/ -> fsync raw/ -> catalog row committed (WAL, synchronous=FULL).  For an
+ * ingest: temp store complete + fsync -> rename into traces/ -> fsync
+ * traces/ -> catalog row "ready".  A crash between steps leaves an orphan
+ * (removed by st_library_recover) or a row that is re-queued, never a half
+ * trace.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "store/store-int.h"
+#include "store/library.h"
+#include "ingest/ingest.h"
+
+struct st_library {
+	char *dir;
+	sqlite3 *cat;
+	pthread_mutex_t lock;	/* serialises catalog statements */
+};
+
+static int
+st_lib_prepare(struct st_library *lib, sqlite3_stmt **s, const char *sql, struct tc_err *err)
+{
+	if (sqlite3_prepare_v2(lib->cat, sql, -1, s, NULL) != SQLITE_OK)
+		return tc_err_set(err, -EIO, "catalog: %s", sqlite3_errmsg(lib->cat));
+	return 0;
+}
+
+int
+st_library_open(struct st_library **libp, const char *data_dir, struct tc_err *err)
+{
+	struct st_library *lib = tc_xcalloc(1, sizeof(*lib));
+	static const char *const subdirs[] = { "raw", "traces", "tmp" };
+	char *p = NULL;
+	size_t i;
+	int rc;
+
+	*libp = NULL;
+	pthread_mutex_init(&lib->lock, NULL);
+	lib->dir = tc_xstrdup(data_dir);
+	for (i = 0; i < TC_ARRAY_SIZE(subdirs); i++) {
+		free(p);
+		p = tc_xasprintf("%s/%s", data_dir, subdirs[i]);
+		rc = tc_mkdir_p(p, 0755);
+		if (rc < 0) {
+			tc_err_set(err, rc, "%s: cannot create: %s", p, strerror(-rc));
+			goto out;
+		}
+	}
+	free(p);
+	p = tc_xasprintf("%s/catalog.db", data_dir);
+	if (sqlite3_open_v2(p, &lib->cat, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_FULLMUTEX, NULL) != SQLITE_OK) {
+		rc = tc_err_set(err, -EIO, "%s: %s", p,
+				lib->cat ? sqlite3_errmsg(lib->cat) : "out of memory");
+		goto out;
+	}
+	sqlite3_busy_timeout(lib->cat, 10000);
+	rc = st_exec(lib->cat, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;", err);
+	if (!rc)
+		rc = st_schema_open_catalog(lib->cat, err);
+out:
+	free(p);
+	if (rc < 0)
+		st_library_close(lib);
+	else
+		*libp = lib;
+	return rc;
+}
+
+void
+st_library_close(struct st_library *lib)
+{
+	if (!lib)
+		return;
+	if (lib->cat)
+		sqlite3_close(lib->cat);
+	pthread_mutex_destroy(&lib->lock);
+	free(lib->dir);
+	free(lib);
+}
+
+const char *
+st_library_dir(const struct st_library *lib)
+{
+	return lib->dir;
+}
+
+sqlite3 *
+st_library_catalog(struct st_library *lib)
+{
+	return lib->cat;
+}
+
+bool
+st_id_valid(const char *id)
+{
+	size_t i;
+
+	if (!id || strlen(id) != ST_ID_LEN)
+		return false;
+	for (i = 0; i < ST_ID_LEN; i++)
+		if (!((id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f')))
+			return false;
+	return true;
+}
+
+char *
+st_library_trace_path(const struct st_library *lib, const char *id)
+{
+	return tc_xasprintf("%s/traces/%s.db", lib->dir, id);
+}
+
+char *
+st_library_raw_path(const struct st_library *lib, const char *sha256)
+{
+	return tc_xasprintf("%s/raw/%s", lib->dir, sha256);
+}
+
+char *
+st_library_tmp_path(const struct st_library *lib, const char *suffix)
+{
+	char rnd[17];
+
+	tc_random_hex(rnd, 8);
+	return tc_xasprintf("%s/tmp/%s%s", lib->dir, rnd, suffix ? suffix : "");
+}
+
+static int
+st_copy_file(const char *src, const char *dst, struct tc_err *err)
+{
+	char *buf = tc_xmalloc(1 << 20);
+	int in = -1, out = -1, rc = 0;
+	ssize_t n;
+
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		rc = tc_err_set(err, -errno, "%s: %s", src, strerror(errno));
+		goto out;
+	}
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		rc = tc_err_set(err, -errno, "%s: %s", dst, strerror(errno));
+		goto out;
+	}
+	while ((n = read(in, buf, 1 << 20)) > 0) {
+		char *p = buf;
+
+		while (n > 0) {
+			ssize_t m = write(out, p, (size_t)n);
+
+			if (m < 0) {
+				rc = tc_err_set(err, -errno, "%s: %s", dst, strerror(errno));
+				goto out;
+			}
+			p += m;
+			n -= m;
+		}
+	}
+	if (n < 0) {
+		rc = tc_err_set(err, -errno, "%s: %s", src, strerror(errno));
+		goto out;
+	}
+	if (fsync(out) < 0)
+		rc = tc_err_set(err, -errno, "%s: fsync: %s", dst, strerror(errno));
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	if (rc < 0)
+		unlink(dst);
+	free(buf);
+	return rc;
+}
+
+static const char *
+st_basename(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+int
+st_library_add_raw(struct st_library *lib, const char *src, bool move, const char *sha256,
+		   const char *name, const char *tags, char id_out[ST_ID_LEN + 1],
+		   struct tc_err *err)
+{
+	char hex[65], *raw = NULL, *tmp = NULL, *dir = NULL;
+	sqlite3_stmt *s = NULL;
+	struct stat st;
+	int64_t now = tc_now_ns();
+	int rc;
+
+	if (stat(src, &st) < 0)
+		return tc_err_set(err, -errno, "%s: %s", src, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return tc_err_set(err, -EINVAL, "%s: not a regular file", src);
+	if (sha256) {
+		snprintf(hex, sizeof(hex), "%s", sha256);
+	} else {
+		rc = tc_sha256_file(src, hex, err);
+		if (rc < 0)
+			return rc;
+	}
+	raw = st_library_raw_path(lib, hex);
+	if (access(raw, F_OK) == 0) {
+		/* deduplicated: the same bytes are already kept */
+		if (move)
+			unlink(src);
+	} else if (move) {
+		if (rename(src, raw) < 0) {
+			rc = tc_err_set(err, -errno, "%s: %s", raw, strerror(errno));
+			goto out;
+		}
+	} else {
+		tmp = st_library_tmp_path(lib, ".raw");
+		rc = st_copy_file(src, tmp, err);
+		if (rc < 0)
+			goto out;
+		if (rename(tmp, raw) < 0) {
+			rc = tc_err_set(err, -errno, "%s: %s", raw, strerror(errno));
+			unlink(tmp);
+			goto out;
+		}
+	}
+	dir = tc_xasprintf("%s/raw", lib->dir);
+	tc_fsync_dir(dir);
+	tc_random_hex(id_out, ST_ID_LEN / 2);
+	pthread_mutex_lock(&lib->lock);
+	rc = st_lib_prepare(lib, &s, "INSERT INTO traces (id, name, tags, status, progress,"
+			    " sha256, size, created_ns, updated_ns) VALUES (?,?,?,'queued',0,?,?,?,?)",
+			    err);
+	if (!rc) {
+		sqlite3_bind_text(s, 1, id_out, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, name && *name ? name : st_basename(src), -1,
+				  SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, tags ? tags : "", -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, hex, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 5, st.st_size);
+		sqlite3_bind_int64(s, 6, now);
+		sqlite3_bind_int64(s, 7, now);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = tc_err_set(err, -EIO, "catalog: %s", sqlite3_errmsg(lib->cat));
+	}
+	pthread_mutex_unlock(&lib->lock);
+out:
+	sqlite3_finalize(s);
+	free(raw);
+	free(tmp);
+	free(dir);
+	return rc;
+}
+
+int
+st_library_set_status(struct st_library *lib, const char *id, const char *status,
+		      double progress, const char *error)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = 0;
+
+	pthread_mutex_lock(&lib->lock);
+	if (st_lib_prepare(lib, &s, "UPDATE traces SET status=?, progress=?, error=?,"
+			   " updated_ns=? WHERE id=?", NULL) < 0) {
+		rc = -EIO;
+		goto out;
+	}
+	sqlite3_bind_text(s, 1, status, -1, SQLITE_STATIC);
+	sqlite3_bind_double(s, 2, progress);
+	if (error)
+		sqlite3_bind_text(s, 3, error, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 3);
+	sqlite3_bind_int64(s, 4, tc_now_ns());
+	sqlite3_bind_text(s, 5, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) != SQLITE_DONE)
+		rc = -EIO;
+	else if (sqlite3_changes(lib->cat) == 0)
+		rc = -ENOENT;
+out:
+	sqlite3_finalize(s);
+	pthread_mutex_unlock(&lib->lock);
+	return rc;
+}
+
+static int
+st_library_sha(struct st_library *lib, const char *id, char hex[65], struct tc_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	pthread_mutex_lock(&lib->lock);
+	rc = st_lib_prepare(lib, &s, "SELECT sha256 FROM traces WHERE id=?", err);
+	if (!rc) {
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		if (sqlite3_step(s) == SQLITE_ROW)
+			snprintf(hex, 65, "%s", (const char *)sqlite3_column_text(s, 0));
+		else
+			rc = tc_err_set(err, -ENOENT, "no trace %s", id);
+	}
+	sqlite3_finalize(s);
+	pthread_mutex_unlock(&lib->lock);
+	return rc;
+}
+
+struct st_prog {
+	struct st_library *lib;
+	const char *id;
+	st_progress_fn fn;
+	void *ctx;
+	int64_t last_ns;
+};
+
+static void
+st_library_progress(void *ctx, double frac)
+{
+	struct st_prog *p = ctx;
+	int64_t now = tc_mono_ns();
+
+	if (now - p->last_ns > 200000000) {	/* at most 5 catalog writes/s */
+		p->last_ns = now;
+		st_library_set_status(p->lib, p->id, "ingesting", frac * 0.9, NULL);
+	}
+	if (p->fn)
+		p->fn(p->ctx, frac);
+}
+
+int
+st_library_ingest(struct st_library *lib, const char *id, st_progress_fn progress, void *ctx,
+		  struct st_stats *stats, struct tc_err *err)
+{
+	struct st_prog prog = { lib, id, progress, ctx, 0 };
+	struct ing_opts opts = { st_library_progress, &prog };
+	char hex[65], *raw = NULL, *tmp = NULL, *dst = NULL, *dir = NULL, *json = NULL;
+	struct st_writer *w = NULL;
+	struct st_stats local;
+	sqlite3_stmt *s = NULL;
+	sqlite3 *db = NULL;
+	const char *fmt = NULL;
+	int rc;
+
+	if (!stats)
+		stats = &local;
+	memset(stats, 0, sizeof(*stats));
+	rc = st_library_sha(lib, id, hex, err);
+	if (rc < 0)
+		return rc;
+	st_library_set_status(lib, id, "ingesting", 0, NULL);
+	raw = st_library_raw_path(lib, hex);
+	tmp = st_library_tmp_path(lib, ".db");
+	dst = st_library_trace_path(lib, id);
+	rc = st_writer_open(&w, tmp, err);
+	if (rc < 0)
+		goto out;
+	rc = ing_file(w, raw, &opts, err);
+	if (rc < 0) {
+		st_writer_abort(w);
+		goto out;
+	}
+	/* the reader records the format it used */
+	{
+		sqlite3_stmt *m;
+
+		if (sqlite3_prepare_v2(st_writer_db(w), "SELECT value FROM meta WHERE key='format'",
+				       -1, &m, NULL) == SQLITE_OK) {
+			if (sqlite3_step(m) == SQLITE_ROW && sqlite3_column_text(m, 0))
+				fmt = tc_xstrdup((const char *)sqlite3_column_text(m, 0));
+			sqlite3_finalize(m);
+		}
+	}
+	st_library_set_status(lib, id, "ingesting", 0.92, NULL);
+	rc = st_writer_finish(w, stats, err);
+	if (rc < 0)
+		goto out;
+	if (rename(tmp, dst) < 0) {
+		rc = tc_err_set(err, -errno, "%s: %s", dst, strerror(errno));
+		unlink(tmp);
+		goto out;
+	}
+	dir = tc_xasprintf("%s/traces", lib->dir);
+	tc_fsync_dir(dir);
+	json = st_stats_to_json_text(stats);
+	pthread_mutex_lock(&lib->lock);
+	rc = st_lib_prepare(lib, &s, "UPDATE traces SET status='ready', progress=1, error=NULL,"
+			    " format=?, stats=?, updated_ns=? WHERE id=?", err);
+	if (!rc) {
+		sqlite3_bind_text(s, 1, fmt ? fmt : "unknown", -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, json, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 3, tc_now_ns());
+		sqlite3_bind_text(s, 4, id, -1, SQLITE_STATIC);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = tc_err_set(err, -EIO, "catalog: %s", sqlite3_errmsg(lib->cat));
+	}
+	pthread_mutex_unlock(&lib->lock);
+out:
+	if (rc < 0 && err)
+		st_library_set_status(lib, id, "failed", 0, err->msg);
+	sqlite3_finalize(s);
+	if (db)
+		sqlite3_close(db);
+	free((char *)fmt);
+	free(raw);
+	free(tmp);
+	free(dst);
+	free(dir);
+	free(json);
+	return rc;
+}
+
+int
+st_library_delete(struct st_library *lib, const char *id, struct tc_err *err)
+{
+	char hex[65], *path = NULL;
+	sqlite3_stmt *s = NULL;
+	int rc, refs = 0;
+
+	rc = st_library_sha(lib, id, hex, err);
+	if (rc < 0)
+		return rc;
+	pthread_mutex_lock(&lib->lock);
+	rc = st_lib_prepare(lib, &s, "DELETE FROM traces WHERE id=?", err);
+	if (!rc) {
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = tc_err_set(err, -EIO, "catalog: %s", sqlite3_errmsg(lib->cat));
+	}
+	sqlite3_finalize(s);
+	s = NULL;
+	if (!rc && !st_lib_prepare(lib, &s, "SELECT count(*) FROM traces WHERE sha256=?", NULL)) {
+		sqlite3_bind_text(s, 1, hex, -1, SQLITE_STATIC);
+		if (sqlite3_step(s) == SQLITE_ROW)
+			refs = sqlite3_column_int(s, 0);
+	}
+	sqlite3_finalize(s);
+	pthread_mutex_unlock(&lib->lock);
+	if (rc < 0)
+		return rc;
+	path = st_library_trace_path(lib, id);
+	unlink(path);
+	free(path);
+	if (!refs) {
+		path = st_library_raw_path(lib, hex);
+		unlink(path);
+		free(path);
+	}
+	return 0;
+}
+
+int
+st_library_recover(struct st_library *lib, struct tc_err *err)
+{
+	char *tmpdir = tc_xasprintf("%s/tmp", lib->dir);
+	sqlite3_stmt *s = NULL;
+	struct dirent *de;
+	DIR *d;
+	int rc, n = 0;
+
+	d = opendir(tmpdir);
+	if (d) {
+		while ((de = readdir(d))) {
+			char *p;
+
+			if (de->d_name[0] == '.')
+				continue;
+			p = tc_xasprintf("%s/%s", tmpdir, de->d_name);
+			unlink(p);
+			free(p);
+		}
+		closedir(d);
+	}
+	free(tmpdir);
+	pthread_mutex_lock(&lib->lock);
+	rc = st_exec(lib->cat, "UPDATE traces SET status='queued', progress=0"
+		     " WHERE status IN ('ingesting', 'queued')", err);
+	if (!rc && !st_lib_prepare(lib, &s, "SELECT count(*) FROM traces WHERE status='queued'",
+				   err)) {
+		if (sqlite3_step(s) == SQLITE_ROW)
+			n = sqlite3_column_int(s, 0);
+	}
+	sqlite3_finalize(s);
+	pthread_mutex_unlock(&lib->lock);
+	return rc < 0 ? rc : n;
+}

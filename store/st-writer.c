@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store/st-writer.c - the ingest side of the trace store: devices, units,
+ * interned strings, and events appended in file order into a staging table
+ * (_raw) that st_writer_finish() (store/st-finish.c) sorts and indexes.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "store/store-int.h"
+
+static const char st_staging_sql[] =
+	"ATTACH DATABASE '' AS stage; PRAGMA stage.journal_mode=OFF;"
+	" PRAGMA stage.synchronous=OFF; PRAGMA stage.cache_size=-65536;"
+	"CREATE TABLE stage._raw (seq INTEGER PRIMARY KEY, unit INTEGER, ts INTEGER, dur INTEGER,"
+	" kind INTEGER, name INTEGER, cat INTEGER, value REAL, flags INTEGER, args TEXT);"
+	"CREATE TABLE stage._raw_edges (src INTEGER, dst INTEGER, kind INTEGER, label TEXT);";
+
+int
+st_writer_open(struct st_writer **wp, const char *path, struct tc_err *err)
+{
+	struct st_writer *w;
+	int rc;
+
+	*wp = NULL;
+	w = tc_xcalloc(1, sizeof(*w));
+	w->path = tc_xstrdup(path);
+	w->min_ts = INT64_MAX;
+	w->max_end = INT64_MIN;
+	unlink(path);
+	if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		rc = tc_err_set(err, -EIO, "%s: cannot create: %s", path,
+				w->db ? sqlite3_errmsg(w->db) : "out of memory");
+		goto out;
+	}
+	/* A private temporary file, published by rename after a full sync:
+	 * no journal needed while it is built. */
+	rc = st_exec(w->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+		     " PRAGMA cache_size=-65536; PRAGMA temp_store=FILE;"
+		     " PRAGMA page_size=8192;", err);
+	if (!rc)
+		rc = st_schema_create_trace(w->db, err);
+	if (!rc)
+		rc = st_exec(w->db, st_staging_sql, err);
+	if (!rc)
+		rc = st_exec(w->db, "BEGIN", err);
+	if (rc < 0)
+		goto out;
+	if (sqlite3_prepare_v2(w->db, "INSERT INTO stage._raw VALUES (?,?,?,?,?,?,?,?,?,?)", -1,
+			       &w->ins_raw, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(w->db, "INSERT INTO stage._raw_edges VALUES (?,?,?,?)", -1,
+			       &w->ins_edge, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(w->db, "INSERT INTO strings (id, s) VALUES (?,?)", -1,
+			       &w->ins_str, NULL) != SQLITE_OK) {
+		rc = tc_err_set(err, -EIO, "%s: %s", path, sqlite3_errmsg(w->db));
+		goto out;
+	}
+	*wp = w;
+	rc = 0;
+out:
+	if (rc < 0)
+		st_writer_abort(w);
+	return rc;
+}
+
+static void
+st_writer_release(struct st_writer *w)
+{
+	int i;
+
+	sqlite3_finalize(w->ins_raw);
+	sqlite3_finalize(w->ins_edge);
+	sqlite3_finalize(w->ins_str);
+	if (w->db)
+		sqlite3_close(w->db);
+	st_map_free(&w->strings);
+	st_map_free(&w->devkeys);
+	st_map_free(&w->unitkeys);
+	for (i = 1; i <= w->ndevs; i++) {
+		free(w->devs[i].key);
+		free(w->devs[i].name);
+		free(w->devs[i].label);
+	}
+	for (i = 1; i <= w->nunits; i++) {
+		free(w->units[i].key);
+		free(w->units[i].name);
+	}
+	free(w->devs);
+	free(w->units);
+	free(w->path);
+	free(w);
+}
+
+void
+st_writer_abort(struct st_writer *w)
+{
+	char *path;
+
+	if (!w)
+		return;
+	path = tc_xstrdup(w->path);
+	st_writer_release(w);
+	unlink(path);
+	free(path);
+}
+
+/* Exported for st-finish.c through store-int.h's struct; keeps the release
+ * logic in one place. */
+void st_writer_release_(struct st_writer *w);
+void
+st_writer_release_(struct st_writer *w)
+{
+	st_writer_release(w);
+}
+
+static void
+st_writer_fail(struct st_writer *w, const char *what)
+{
+	if (!w->failed) {
+		w->failed = -EIO;
+		tc_err_set(&w->ferr, -EIO, "%s: %s: %s", w->path, what, sqlite3_errmsg(w->db));
+	}
+}
+
+uint32_t
+st_intern(struct st_writer *w, const char *s, size_t len)
+{
+	uint32_t h = st_hash(s, len);
+	int id = st_map_get(&w->strings, s, len, h);
+
+	if (id)
+		return (uint32_t)id;
+	id = (int)++w->nstrings;
+	st_map_put(&w->strings, tc_xstrndup(s, len), h, id);
+	sqlite3_bind_int64(w->ins_str, 1, id);
+	sqlite3_bind_text(w->ins_str, 2, s, (int)len, SQLITE_STATIC);
+	if (sqlite3_step(w->ins_str) != SQLITE_DONE)
+		st_writer_fail(w, "intern");
+	sqlite3_reset(w->ins_str);
+	return (uint32_t)id;
+}
+
+int
+st_device(struct st_writer *w, const char *key, int kind, const char *name)
+{
+	uint32_t h = st_hash(key, strlen(key));
+	int id = st_map_get(&w->devkeys, key, strlen(key), h);
+	struct st_dev *d;
+
+	if (id)
+		return id;
+	if (w->ndevs + 2 > w->capdevs) {
+		w->capdevs = w->capdevs ? w->capdevs * 2 : 16;
+		w->devs = tc_xrealloc(w->devs, (size_t)w->capdevs * sizeof(*w->devs));
+	}
+	id = ++w->ndevs;
+	d = &w->devs[id];
+	memset(d, 0, sizeof(*d));
+	d->key = tc_xstrdup(key);
+	d->name = tc_xstrdup(name ? name : key);
+	d->kind = kind;
+	st_map_put(&w->devkeys, tc_xstrdup(key), h, id);
+	return id;
+}
+
+void
+st_device_set_name(struct st_writer *w, int dev, const char *name)
+{
+	if (dev < 1 || dev > w->ndevs || !name)
+		return;
+	free(w->devs[dev].name);
+	w->devs[dev].name = tc_xstrdup(name);
+}
+
+void
+st_device_set_kind(struct st_writer *w, int dev, int kind)
+{
+	if (dev >= 1 && dev <= w->ndevs)
+		w->devs[dev].kind = kind;
+}
+
+void
+st_device_set_sort(struct st_writer *w, int dev, int64_t sort)
+{
+	if (dev < 1 || dev > w->ndevs)
+		return;
+	w->devs[dev].sort = sort;
+	w->devs[dev].has_sort = true;
+}
+
+void
+st_device_set_label(struct st_writer *w, int dev, const char *label)
+{
+	if (dev < 1 || dev > w->ndevs || !label)
+		return;
+	free(w->devs[dev].label);
+	w->devs[dev].label = tc_xstrdup(label);
+}
+
+int
+st_unit(struct st_writer *w, int dev, const char *key, int kind, const char *name)
+{
+	char *full = tc_xasprintf("%d\x1f%s", dev, key);
+	uint32_t h = st_hash(full, strlen(full));
+	int id = st_map_get(&w->unitkeys, full, strlen(full), h);
+	struct st_unit_def *u;
+
+	if (id) {
+		free(full);
+		return id;
+	}
+	if (w->nunits + 2 > w->capunits) {
+		w->capunits = w->capunits ? w->capunits * 2 : 64;
+		w->units = tc_xrealloc(w->units, (size_t)w->capunits * sizeof(*w->units));
+	}
+	id = ++w->nunits;
+	u = &w->units[id];
+	memset(u, 0, sizeof(*u));
+	u->key = tc_xstrdup(key);
+	u->name = tc_xstrdup(name ? name : key);
+	u->dev = dev;
+	u->kind = kind;
+	st_map_put(&w->unitkeys, full, h, id);
+	return id;
+}
+
+void
+st_unit_set_name(struct st_writer *w, int unit, const char *name)
+{
+	if (unit < 1 || unit > w->nunits || !name)
+		return;
+	free(w->units[unit].name);
+	w->units[unit].name = tc_xstrdup(name);
+}
+
+void
+st_unit_set_kind(struct st_writer *w, int unit, int kind)
+{
+	if (unit >= 1 && unit <= w->nunits)
+		w->units[unit].kind = kind;
+}
+
+void
+st_unit_set_sort(struct st_writer *w, int unit, int64_t sort)
+{
+	if (unit < 1 || unit > w->nunits)
+		return;
+	w->units[unit].sort = sort;
+	w->units[unit].has_sort = true;
+}
+
+/* Does the args text mention an access set or semaphore (deps/)? */
+static int
+st_args_flags(const char *a, size_t n)
+{
+	static const char *const keys[] = { "\"reads\"", "\"writes\"", "\"signals\"",
+					    "\"waits\"", "\"operands\"" };
+	size_t i;
+
+	if (!a || n < 8)
+		return 0;
+	for (i = 0; i < TC_ARRAY_SIZE(keys); i++)
+		if (memmem(a, n, keys[i], strlen(keys[i])))
+			return 1;
+	return 0;
+}
+
+int64_t
+st_event_add(struct st_writer *w, const struct st_event *ev)
+{
+	sqlite3_stmt *s = w->ins_raw;
+	int64_t seq, end;
+
+	if (w->failed)
+		return w->failed;
+	if (ev->unit < 1 || ev->unit > w->nunits || ev->dur < 0)
+		return -EINVAL;
+	seq = ++w->seq;
+	end = ev->ts + ev->dur;
+	if (ev->ts < w->min_ts)
+		w->min_ts = ev->ts;
+	if (end > w->max_end)
+		w->max_end = end;
+	sqlite3_bind_int64(s, 1, seq);
+	sqlite3_bind_int(s, 2, ev->unit);
+	sqlite3_bind_int64(s, 3, ev->ts);
+	sqlite3_bind_int64(s, 4, ev->dur);
+	sqlite3_bind_int(s, 5, ev->kind);
+	sqlite3_bind_int64(s, 6, ev->name);
+	sqlite3_bind_int64(s, 7, ev->cat);
+	if (ev->kind == ST_EV_COUNTER)
+		sqlite3_bind_double(s, 8, ev->value);
+	else
+		sqlite3_bind_null(s, 8);
+	sqlite3_bind_int(s, 9, st_args_flags(ev->args, ev->args_len));
+	if (ev->args && ev->args_len)
+		sqlite3_bind_text(s, 10, ev->args, (int)ev->args_len, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 10);
+	if (sqlite3_step(s) != SQLITE_DONE) {
+		st_writer_fail(w, "insert event");
+		sqlite3_reset(s);
+		return w->failed;
+	}
+	sqlite3_reset(s);
+	switch (ev->kind) {
+	case ST_EV_SLICE:
+		w->stats.slices++;
+		break;
+	case ST_EV_INSTANT:
+		w->stats.instants++;
+		break;
+	default:
+		w->stats.counters++;
+		break;
+	}
+	return seq;
+}
+
+int
+st_edge_add(struct st_writer *w, int64_t src, int64_t dst, int kind, const char *label)
+{
+	sqlite3_stmt *s = w->ins_edge;
+
+	if (w->failed)
+		return w->failed;
+	if (src < 1 || src > w->seq || dst < 1 || dst > w->seq || src == dst ||
+	    kind < 0 || kind >= ST_EDGE_NKINDS)
+		return -EINVAL;
+	sqlite3_bind_int64(s, 1, src);
+	sqlite3_bind_int64(s, 2, dst);
+	sqlite3_bind_int(s, 3, kind);
+	if (label)
+		sqlite3_bind_text(s, 4, label, -1, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(s, 4);
+	if (sqlite3_step(s) != SQLITE_DONE)
+		st_writer_fail(w, "insert edge");
+	sqlite3_reset(s);
+	w->nedges_raw++;
+	return w->failed;
+}
+
+void
+st_writer_set_meta(struct st_writer *w, const char *key, const char *value)
+{
+	sqlite3_stmt *s;
+
+	if (sqlite3_prepare_v2(w->db, "INSERT OR REPLACE INTO meta VALUES (?,?)", -1, &s,
+			       NULL) != SQLITE_OK) {
+		st_writer_fail(w, "meta");
+		return;
+	}
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, value, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) != SQLITE_DONE)
+		st_writer_fail(w, "meta");
+	sqlite3_finalize(s);
+}
+
+void
+st_writer_count_bad(struct st_writer *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!w->stats.bad_events++) {
+		va_start(ap, fmt);
+		vsnprintf(w->stats.first_bad, sizeof(w->stats.first_bad), fmt, ap);
+		va_end(ap);
+	}
+}
+
+void
+st_writer_count_unmatched(struct st_writer *w)
+{
+	w->stats.unmatched++;
+}
+
+void
+st_writer_count_bad_access(struct st_writer *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!w->stats.bad_access++) {
+		va_start(ap, fmt);
+		vsnprintf(w->stats.first_bad_access, sizeof(w->stats.first_bad_access), fmt, ap);
+		va_end(ap);
+	}
+}
+
+sqlite3 *
+st_writer_db(struct st_writer *w)
+{
+	return w->db;
+}

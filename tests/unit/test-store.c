@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test-store.c - the trace store on a real SQLite file: nesting,
+ * overlaps, edges remapped to sorted ids, summary levels, the catalog.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "store/store.h"
+#include "store/library.h"
+#include "tests/tap.h"
+
+static int64_t
+q1(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *s;
+	int64_t v = -1;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
+		printf("# sql error: %s\n", sqlite3_errmsg(db));
+		return -999;
+	}
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+static int64_t
+add(struct st_writer *w, int unit, int kind, int64_t ts, int64_t dur, const char *name)
+{
+	struct st_event ev = { .unit = unit, .kind = kind, .ts = ts, .dur = dur,
+			       .name = st_intern(w, name, strlen(name)) };
+
+	return st_event_add(w, &ev);
+}
+
+int
+main(void)
+{
+	char dir[] = "/tmp/nx-store-XXXXXX";
+	struct tc_err err = { 0 };
+	struct st_writer *w;
+	struct st_stats st;
+	sqlite3 *db;
+	char *path;
+	int dev, t1, t2, c;
+	int64_t a, b, x, y;
+
+	if (!mkdtemp(dir))
+		tap_skip_all("mkdtemp");
+	path = tc_xasprintf("%s/t.db", dir);
+	ok(st_writer_open(&w, path, &err) == 0, "writer opens %s", err.msg);
+	dev = st_device(w, "pid:1", ST_DEV_PROCESS, "proc");
+	is_int(st_device(w, "pid:1", ST_DEV_PROCESS, NULL), dev, "device keys are stable");
+	t1 = st_unit(w, dev, "tid:1", ST_UNIT_THREAD, "main");
+	t2 = st_unit(w, dev, "tid:2", ST_UNIT_THREAD, "worker");
+	c = st_unit(w, dev, "ctr", ST_UNIT_COUNTER, "mem");
+	/* out of order on purpose: the child arrives before its parent */
+	b = add(w, t1, ST_EV_SLICE, 1100, 200, "child");
+	a = add(w, t1, ST_EV_SLICE, 1000, 1000, "parent");
+	add(w, t1, ST_EV_SLICE, 1250, 500, "overlapper");	/* breaks nesting with child */
+	add(w, t1, ST_EV_INSTANT, 1500, 0, "mark");
+	x = add(w, t2, ST_EV_SLICE, 0, 10, "early");
+	y = add(w, t2, ST_EV_SLICE, 5000, 10, "late");
+	{
+		struct st_event ev = { .unit = c, .kind = ST_EV_COUNTER, .ts = 3000, .value = 7.5,
+				       .name = st_intern(w, "mem", 3) };
+
+		st_event_add(w, &ev);
+	}
+	ok(st_edge_add(w, a, y, ST_EDGE_FLOW, "f1") == 0, "edge added");
+	ok(st_edge_add(w, x, x, ST_EDGE_FLOW, NULL) < 0, "self edge refused");
+	ok(st_writer_finish(w, &st, &err) == 0, "finish: %s", err.msg);
+	is_int(st.slices, 5, "slices counted");
+	is_int(st.instants, 1, "instants counted");
+	is_int(st.counters, 1, "counter samples counted");
+	is_int(st.units, 3, "units counted");
+	is_int(st.edges[ST_EDGE_FLOW], 1, "flow edges counted");
+	is_int(st.overlaps, 1, "overlap counted");
+	is_int(st.start_ns, 0, "start");
+	is_int(st.end_ns, 5010, "end");
+
+	ok(st_trace_open(&db, path, &err) == 0, "reopen read-only");
+	is_int(q1(db, "SELECT depth FROM events e JOIN strings s ON s.id=e.name WHERE s.s='parent'"),
+	       0, "parent at depth 0");
+	is_int(q1(db, "SELECT depth FROM events e JOIN strings s ON s.id=e.name WHERE s.s='child'"),
+	       1, "child at depth 1");
+	is_int(q1(db, "SELECT depth FROM events e JOIN strings s ON s.id=e.name"
+		  " WHERE s.s='overlapper'"), 2, "overlapping slice on a sub-row");
+	is_int(q1(db, "SELECT count(*) FROM events e, events f WHERE e.unit=f.unit AND e.id<f.id"
+		  " AND e.ts>f.ts"), 0, "ids sorted by ts within a unit");
+	is_int(q1(db, "SELECT count(*) FROM edges e JOIN events a ON a.id=e.src JOIN strings s"
+		  " ON s.id=a.name JOIN events b ON b.id=e.dst JOIN strings t ON t.id=b.name"
+		  " WHERE s.s='parent' AND t.s='late'"), 1, "edge remapped to final ids");
+	is_int(q1(db, "SELECT max_dur FROM unit_depths WHERE depth=0 AND unit_id=1"), 1000,
+	       "max duration per depth");
+	is_int(q1(db, "SELECT sum(count) FROM summaries WHERE level=0"), 7,
+	       "level-0 summaries count every event");
+	is_int(q1(db, "SELECT sum(busy) FROM summaries WHERE level=0 AND unit_id=1"), 1000,
+	       "busy time is depth-0 time");
+	is_int(q1(db, "SELECT count(*) FROM summaries s WHERE level=(SELECT max(level) FROM"
+		  " summaries WHERE unit_id=s.unit_id) AND unit_id=2"), 1,
+	       "top summary level is one bucket");
+	is_int(q1(db, "SELECT sum(count) FROM summaries WHERE unit_id=2 AND level=(SELECT"
+		  " max(level) FROM summaries WHERE unit_id=2)"), 2, "levels keep counts");
+	sqlite3_close(db);
+
+	/* library: a bad file leaves nothing behind, a good one publishes */
+	{
+		struct st_library *lib;
+		char id[ST_ID_LEN + 1];
+		char *data = tc_xasprintf("%s/data", dir);
+		char *bad = tc_xasprintf("%s/bad.bin", dir);
+		FILE *f = fopen(bad, "w");
+
+		fputs("\x01\x02garbage", f);
+		fclose(f);
+		ok(st_library_open(&lib, data, &err) == 0, "library opens");
+		ok(st_library_add_raw(lib, bad, false, NULL, NULL, NULL, id, &err) == 0,
+		   "raw file added");
+		ok(st_id_valid(id), "generated id is valid");
+		ok(!st_id_valid("../../etc/passwd"), "paths are not ids");
+		tc_err_clear(&err);
+		ok(st_library_ingest(lib, id, NULL, NULL, NULL, &err) < 0, "garbage fails to ingest");
+		ok(strstr(err.msg, "not a trace") != NULL, "clear message: %s", err.msg);
+		is_int(q1(st_library_catalog(lib), "SELECT count(*) FROM traces WHERE"
+			  " status='failed'"), 1, "failed status recorded");
+		ok(st_library_delete(lib, id, &err) == 0, "delete");
+		is_int(q1(st_library_catalog(lib), "SELECT count(*) FROM traces"), 0,
+		       "catalog empty after delete");
+		st_library_close(lib);
+		free(data);
+		free(bad);
+	}
+	{
+		char *cmd = tc_xasprintf("rm -rf %s", dir);
+
+		if (system(cmd) != 0)
+			tap_diag("cleanup failed");
+		free(cmd);
+	}
+	free(path);
+	return tap_done();
+}
