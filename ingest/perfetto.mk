@@ -1,2 +1,41 @@
-# Perfetto protobuf reader and the .ntff container (owned by the Perfetto/ntff work).
-libingest_a_SOURCES += ingest/ing-perfetto.c ingest/ing-ntff.c
+# Perfetto protobuf reader/exporter and the .ntff container (owned by the
+# Perfetto/ntff work).  The protobuf-c code is generated from
+# schemas/perfetto.proto into the build tree (works in VPATH/distcheck).
+libingest_a_SOURCES += ingest/ing-perfetto.c ingest/ing-perfetto-map.c \
+	ingest/ing-perfetto-export.c ingest/perfetto-int.h \
+	ingest/ing-ntff.c ingest/ntff.c ingest/ntff.h
+nodist_libingest_a_SOURCES = schemas/perfetto.pb-c.c schemas/perfetto.pb-c.h
+BUILT_SOURCES += schemas/perfetto.pb-c.c schemas/perfetto.pb-c.h
+CLEANFILES += schemas/perfetto.pb-c.c schemas/perfetto.pb-c.h
+EXTRA_DIST += schemas/perfetto.proto
+
+schemas/perfetto.pb-c.h: schemas/perfetto.pb-c.c
+	@test -f $@ || { rm -f $<; $(MAKE) $(AM_MAKEFLAGS) $<; }
+schemas/perfetto.pb-c.c: $(top_srcdir)/schemas/perfetto.proto
+	$(AM_V_GEN)$(MKDIR_P) schemas && \
+	  $(PROTOC_C) --proto_path=$(top_srcdir) --c_out=$(top_builddir) \
+	    $(top_srcdir)/schemas/perfetto.proto
+
+# Tests.
+check_PROGRAMS += tests/unit/test-perfetto tests/unit/test-ntff
+TESTS += tests/unit/test-perfetto tests/unit/test-ntff \
+	tests/perfetto/golden.sh tests/perfetto/ntff.sh tests/perfetto/convert.sh \
+	tests/perfetto/errors.sh tests/perfetto/fuzz-replay.sh
+tests_unit_test_perfetto_SOURCES = tests/unit/test-perfetto.c tests/tap.h
+nodist_tests_unit_test_perfetto_SOURCES = schemas/perfetto.pb-c.h
+tests_unit_test_perfetto_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(PROTOBUFC_CFLAGS)
+tests_unit_test_perfetto_LDADD = $(NX_LDADD)
+tests_unit_test_ntff_SOURCES = tests/unit/test-ntff.c tests/tap.h
+tests_unit_test_ntff_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(ZLIB_CFLAGS)
+tests_unit_test_ntff_LDADD = $(NX_LDADD)
+EXTRA_DIST += tests/perfetto fuzz/corpus/perfetto fuzz/fuzz-perfetto.c
+
+# Fuzzing: libFuzzer target under --enable-fuzzing; the corpus is replayed by
+# tests/perfetto/fuzz-replay.sh through `neuron-explorer ingest` in make check.
+if ENABLE_FUZZING
+noinst_PROGRAMS += fuzz/fuzz-perfetto
+fuzz_fuzz_perfetto_SOURCES = fuzz/fuzz-perfetto.c
+fuzz_fuzz_perfetto_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) -fsanitize=fuzzer
+fuzz_fuzz_perfetto_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+fuzz_fuzz_perfetto_LDADD = $(NX_LDADD)
+endif
