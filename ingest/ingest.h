@@ -27,10 +27,13 @@ int ing_detect(const unsigned char *head, size_t len);
 /**
  * struct ing_opts - options for one ingest.
  * @progress/@ctx: called now and then with the fraction of input consumed.
+ * @ts_offset_ns: added to every timestamp the reader stores (the .ntff reader
+ *                sets it from the manifest's per-layer clock offset).
  */
 struct ing_opts {
 	st_progress_fn progress;
 	void *ctx;
+	int64_t ts_offset_ns;
 };
 
 /**
