@@ -1,16 +1,325 @@
 /* SPDX-License-Identifier: MIT */
-/* deps/deps-cmd.c - placeholder until the module lands. */
+/*
+ * deps/deps-cmd.c - the `deps` and `critical-path` subcommands: query the
+ * dependency edges of an ingested trace from the command line.
+ */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "cli/cmds.h"
+#include "deps/deps.h"
+#include "store/library.h"
+
+static const char deps_usage[] =
+	"usage: neuron-explorer deps [--data DIR] ID EVENT [--kinds flow,order,anti,output]\n"
+	"                            [--dir in|out|both] [--depth N] [--budget N] [--json]\n"
+	"\n"
+	"Show what event EVENT of trace ID waited for (in) and what waited for it (out):\n"
+	"the chain of dependency edges up to N hops (default 1), by kind.\n"
+	"  --data DIR    data directory (default: $NX_DATA or ~/.local/share/neuron-explorer)\n"
+	"  --kinds LIST  edge kinds to follow (default: all)\n"
+	"  --dir D       in, out or both (default both)\n"
+	"  --depth N     hops to follow (default 1)\n"
+	"  --budget N    stop after N edges (default 1000; the answer says \"truncated\")\n"
+	"  --json        print the answer as JSON (the /deps API shape)\n";
+
+static const char cp_usage[] =
+	"usage: neuron-explorer critical-path [--data DIR] ID [--start NS --end NS] [--event EID]\n"
+	"                                     [--kinds LIST] [--json]\n"
+	"\n"
+	"Walk back from the slice that ends last in the window (or from EID) along the\n"
+	"predecessor that finished last, and show each hop with its waiting and working time.\n"
+	"  --data DIR     data directory (default: $NX_DATA or ~/.local/share/neuron-explorer)\n"
+	"  --start/--end  window in trace nanoseconds (default: the whole trace)\n"
+	"  --event EID    end the path at this event instead\n"
+	"  --kinds LIST   edge kinds to follow (default: all)\n"
+	"  --json         print the answer as JSON (the /critical-path API shape)\n";
+
+/* Parse "flow,order" into a kind mask; 0 on error. */
+static unsigned
+parse_kinds(const char *s)
+{
+	unsigned mask = 0;
+	char *dup = tc_xstrdup(s), *save = NULL, *t;
+
+	for (t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int k = st_edge_kind_parse(t);
+
+		if (k < 0) {
+			mask = 0;
+			break;
+		}
+		mask |= 1u << k;
+	}
+	free(dup);
+	return mask;
+}
+
+static int
+open_trace(const char *data, const char *id, sqlite3 **db, const char *cmd)
+{
+	struct tc_err err = { 0 };
+	char *path;
+	int rc;
+
+	if (!st_id_valid(id)) {
+		fprintf(stderr, "neuron-explorer %s: invalid trace id \"%s\"\n", cmd, id);
+		return -EINVAL;
+	}
+	path = tc_xasprintf("%s/traces/%s.db", data, id);
+	rc = st_trace_open(db, path, &err);
+	if (rc)
+		fprintf(stderr, "neuron-explorer %s: trace %s: %s\n", cmd, id, err.msg);
+	free(path);
+	return rc;
+}
+
+static void
+print_json(json_t *j)
+{
+	char *s = json_dumps(j, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+
+	if (s)
+		puts(s);
+	free(s);
+}
+
+static const char *
+node_name(json_t *nodes, json_int_t id)
+{
+	size_t i;
+	json_t *n;
+
+	json_array_foreach(nodes, i, n)
+		if (json_integer_value(json_object_get(n, "id")) == id)
+			return json_string_value(json_object_get(n, "name"));
+	return "?";
+}
+
 int
 cmd_deps(int argc, char **argv)
 {
-	fprintf(stderr, "neuron-explorer: %s: not available in this build\n", argv[0]);
-	return 2;
+	static const struct option opts[] = {
+		{ "data", required_argument, NULL, 'd' },
+		{ "kinds", required_argument, NULL, 'k' },
+		{ "dir", required_argument, NULL, 'r' },
+		{ "depth", required_argument, NULL, 'n' },
+		{ "budget", required_argument, NULL, 'b' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *data = NULL;
+	unsigned kinds = DEPS_KINDS_ALL;
+	int dir = DEPS_DIR_IN | DEPS_DIR_OUT, c, rc = 1;
+	int64_t depth = 1, budget = 1000, eid;
+	bool json = false;
+	struct tc_err err = { 0 };
+	sqlite3 *db = NULL;
+	json_t *res = NULL;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			data = optarg;
+			break;
+		case 'k':
+			kinds = parse_kinds(optarg);
+			if (!kinds) {
+				fprintf(stderr, "neuron-explorer deps: bad --kinds \"%s\" "
+					"(flow, order, anti, output)\n", optarg);
+				return 2;
+			}
+			break;
+		case 'r':
+			if (!strcmp(optarg, "in"))
+				dir = DEPS_DIR_IN;
+			else if (!strcmp(optarg, "out"))
+				dir = DEPS_DIR_OUT;
+			else if (!strcmp(optarg, "both"))
+				dir = DEPS_DIR_IN | DEPS_DIR_OUT;
+			else {
+				fprintf(stderr, "neuron-explorer deps: bad --dir \"%s\" (in, out, both)\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'n':
+			if (tc_parse_i64(optarg, &depth) || depth < 0 || depth > 1000) {
+				fprintf(stderr, "neuron-explorer deps: bad --depth \"%s\"\n", optarg);
+				return 2;
+			}
+			break;
+		case 'b':
+			if (tc_parse_i64(optarg, &budget) || budget < 1 || budget > 10000000) {
+				fprintf(stderr, "neuron-explorer deps: bad --budget \"%s\"\n", optarg);
+				return 2;
+			}
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(deps_usage, stdout);
+			return 0;
+		default:
+			fputs(deps_usage, stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		fputs(deps_usage, stderr);
+		return 2;
+	}
+	if (tc_parse_i64(argv[optind + 1], &eid) || eid < 1) {
+		fprintf(stderr, "neuron-explorer deps: bad event id \"%s\"\n", argv[optind + 1]);
+		return 2;
+	}
+	if (!data)
+		data = cli_default_data_dir();
+	if (open_trace(data, argv[optind], &db, "deps"))
+		goto out;
+	res = deps_chain(db, eid, kinds, dir, (int)depth, (int)budget, &err);
+	if (!res) {
+		fprintf(stderr, "neuron-explorer deps: %s\n", err.msg);
+		goto out;
+	}
+	if (json) {
+		print_json(res);
+	} else {
+		json_t *nodes = json_object_get(res, "nodes"), *e;
+		size_t i;
+
+		json_array_foreach(json_object_get(res, "edges"), i, e) {
+			json_int_t s = json_integer_value(json_object_get(e, "src"));
+			json_int_t d = json_integer_value(json_object_get(e, "dst"));
+			const char *l = json_string_value(json_object_get(e, "label"));
+
+			printf("%8lld %-24.24s -> %8lld %-24.24s %-6s %s\n", (long long)s,
+			       node_name(nodes, s), (long long)d, node_name(nodes, d),
+			       json_string_value(json_object_get(e, "kind")), l ? l : "");
+		}
+		if (!json_array_size(json_object_get(res, "edges")))
+			printf("event %lld has no dependencies of the selected kinds\n",
+			       (long long)eid);
+		if (json_is_true(json_object_get(res, "truncated")))
+			printf("(truncated at %lld edges: raise --budget)\n", (long long)budget);
+	}
+	rc = 0;
+out:
+	json_decref(res);
+	sqlite3_close(db);
+	return rc;
 }
+
 int
 cmd_critical_path(int argc, char **argv)
 {
-	fprintf(stderr, "neuron-explorer: %s: not available in this build\n", argv[0]);
-	return 2;
+	static const struct option opts[] = {
+		{ "data", required_argument, NULL, 'd' },
+		{ "start", required_argument, NULL, 's' },
+		{ "end", required_argument, NULL, 'e' },
+		{ "event", required_argument, NULL, 'v' },
+		{ "kinds", required_argument, NULL, 'k' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *data = NULL;
+	unsigned kinds = DEPS_KINDS_ALL;
+	int64_t start = 0, end = 0, eid = 0;
+	int c, rc = 1;
+	bool json = false;
+	struct tc_err err = { 0 };
+	sqlite3 *db = NULL;
+	json_t *res = NULL;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			data = optarg;
+			break;
+		case 's':
+		case 'e':
+		case 'v':
+			if (tc_parse_i64(optarg, c == 's' ? &start : c == 'e' ? &end : &eid) ||
+			    (c == 'v' && eid < 1)) {
+				fprintf(stderr, "neuron-explorer critical-path: bad value \"%s\"\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'k':
+			kinds = parse_kinds(optarg);
+			if (!kinds) {
+				fprintf(stderr, "neuron-explorer critical-path: bad --kinds \"%s\"\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(cp_usage, stdout);
+			return 0;
+		default:
+			fputs(cp_usage, stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		fputs(cp_usage, stderr);
+		return 2;
+	}
+	if (end && start > end) {
+		fprintf(stderr, "neuron-explorer critical-path: --start is after --end\n");
+		return 2;
+	}
+	if (!data)
+		data = cli_default_data_dir();
+	if (open_trace(data, argv[optind], &db, "critical-path"))
+		goto out;
+	res = deps_critical_path(db, eid, start, end, kinds, &err);
+	if (!res) {
+		fprintf(stderr, "neuron-explorer critical-path: %s\n", err.msg);
+		goto out;
+	}
+	if (json) {
+		print_json(res);
+	} else {
+		json_t *h;
+		size_t i;
+
+		printf("%8s %-28s %6s %14s %12s %12s %-7s %s\n", "event", "name", "unit", "ts",
+		       "wait_ns", "work_ns", "via", "label");
+		json_array_foreach(json_object_get(res, "hops"), i, h) {
+			const char *k = json_string_value(json_object_get(h, "kind"));
+			const char *l = json_string_value(json_object_get(h, "label"));
+
+			printf("%8lld %-28.28s %6lld %14lld %12lld %12lld %-7s %s\n",
+			       (long long)json_integer_value(json_object_get(h, "id")),
+			       json_string_value(json_object_get(h, "name")),
+			       (long long)json_integer_value(json_object_get(h, "unit")),
+			       (long long)json_integer_value(json_object_get(h, "ts")),
+			       (long long)json_integer_value(json_object_get(h, "wait_ns")),
+			       (long long)json_integer_value(json_object_get(h, "work_ns")),
+			       k ? k : "-", l ? l : "");
+		}
+		printf("total %lld ns: %lld waiting, %lld working over %zu hops%s\n",
+		       (long long)json_integer_value(json_object_get(res, "total_ns")),
+		       (long long)json_integer_value(json_object_get(res, "wait_ns")),
+		       (long long)json_integer_value(json_object_get(res, "work_ns")),
+		       json_array_size(json_object_get(res, "hops")),
+		       json_is_true(json_object_get(res, "truncated")) ? " (truncated)" : "");
+	}
+	rc = 0;
+out:
+	json_decref(res);
+	sqlite3_close(db);
+	return rc;
 }

@@ -1,4 +1,11 @@
 # deps/: dependency analysis (access sets, semaphores, chains, critical path).
 noinst_LIBRARIES += libdeps.a
 libdeps_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
-libdeps_a_SOURCES = deps/deps.h deps/deps-derive.c deps/deps-cmd.c
+libdeps_a_SOURCES = deps/deps.h deps/deps-int.h deps/deps-access.c deps/deps-intervals.c \
+	deps/deps-engine.c deps/deps-derive.c deps/deps-query.c deps/deps-cmd.c
+
+check_PROGRAMS += tests/unit/test-deps-engine
+TESTS += tests/unit/test-deps-engine
+tests_unit_test_deps_engine_SOURCES = tests/unit/test-deps-engine.c tests/tap.h
+tests_unit_test_deps_engine_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_deps_engine_LDADD = $(NX_LDADD)

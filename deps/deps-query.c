@@ -1,0 +1,614 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * deps/deps-query.c - the read side of dependencies: the edges of one
+ * event, a bounded chain (BFS) around an event and the critical path.
+ * Stored edges come from the edges table (indexes on (src, kind) and
+ * (dst, kind)); program-order edges are derived here, at query time: on an
+ * in-order unit (engine, queue, stream) a top-level slice depends on the
+ * previous top-level slice of the same unit.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "deps/deps.h"
+
+#define PO_LABEL "program order"
+#define EDGES_LIST_MAX 1000	/* per direction in deps_event_edges() */
+#define CP_MAX_HOPS 10000	/* critical path budget */
+
+struct q {
+	sqlite3 *db;
+	struct tc_err *err;
+	sqlite3_stmt *ev, *prev, *next, *in, *out, *best;
+};
+
+struct evinfo {
+	int64_t id, unit, ts, dur;
+	int depth, kind, unit_kind;
+	char name[256];
+};
+
+static const char ev_sql[] =
+	"SELECT v.id, v.unit, v.ts, v.dur, v.depth, v.kind, u.kind, s.s FROM events v "
+	"JOIN units u ON u.id = v.unit LEFT JOIN strings s ON s.id = v.name WHERE v.id = ?1";
+static const char prev_sql[] =
+	"SELECT id FROM events WHERE unit = ?1 AND depth = 0 AND ts <= ?2 AND id < ?3 "
+	"AND kind = 0 ORDER BY ts DESC, id DESC LIMIT 1";
+static const char next_sql[] =
+	"SELECT id FROM events WHERE unit = ?1 AND depth = 0 AND ts >= ?2 AND id > ?3 "
+	"AND kind = 0 ORDER BY ts, id LIMIT 1";
+static const char in_sql[] =
+	"SELECT e.src, e.kind, e.label FROM edges e WHERE e.dst = ?1 "
+	"AND ((1 << e.kind) & ?2) != 0 ORDER BY e.kind, e.src LIMIT ?3";
+static const char out_sql[] =
+	"SELECT e.dst, e.kind, e.label FROM edges e WHERE e.src = ?1 "
+	"AND ((1 << e.kind) & ?2) != 0 ORDER BY e.kind, e.dst LIMIT ?3";
+static const char best_sql[] =
+	"SELECT e.src, e.kind, e.label, v.ts + v.dur AS fin FROM edges e "
+	"JOIN events v ON v.id = e.src WHERE e.dst = ?1 AND ((1 << e.kind) & ?2) != 0 "
+	"ORDER BY fin DESC, e.src DESC LIMIT 8";
+
+static int
+q_prep(struct q *q, sqlite3_stmt **st, const char *sql)
+{
+	if (*st) {
+		sqlite3_reset(*st);
+		sqlite3_clear_bindings(*st);
+		return 0;
+	}
+	if (sqlite3_prepare_v2(q->db, sql, -1, st, NULL) != SQLITE_OK)
+		return tc_err_set(q->err, -EIO, "dependency query: %s", sqlite3_errmsg(q->db));
+	return 0;
+}
+
+static void
+q_done(struct q *q)
+{
+	sqlite3_finalize(q->ev);
+	sqlite3_finalize(q->prev);
+	sqlite3_finalize(q->next);
+	sqlite3_finalize(q->in);
+	sqlite3_finalize(q->out);
+	sqlite3_finalize(q->best);
+}
+
+/* Look up event @id; -ENOENT when absent. */
+static int
+q_event(struct q *q, int64_t id, struct evinfo *ev)
+{
+	const unsigned char *name;
+	int rc = q_prep(q, &q->ev, ev_sql);
+
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(q->ev, 1, id);
+	if (sqlite3_step(q->ev) != SQLITE_ROW) {
+		sqlite3_reset(q->ev);
+		return tc_err_set(q->err, -ENOENT, "no event %lld in this trace", (long long)id);
+	}
+	ev->id = sqlite3_column_int64(q->ev, 0);
+	ev->unit = sqlite3_column_int64(q->ev, 1);
+	ev->ts = sqlite3_column_int64(q->ev, 2);
+	ev->dur = sqlite3_column_int64(q->ev, 3);
+	ev->depth = sqlite3_column_int(q->ev, 4);
+	ev->kind = sqlite3_column_int(q->ev, 5);
+	ev->unit_kind = sqlite3_column_int(q->ev, 6);
+	name = sqlite3_column_text(q->ev, 7);
+	snprintf(ev->name, sizeof(ev->name), "%s", name ? (const char *)name : "");
+	sqlite3_reset(q->ev);
+	return 0;
+}
+
+static bool
+in_order(const struct evinfo *ev)
+{
+	return ev->depth == 0 && ev->kind == ST_EV_SLICE &&
+	       (ev->unit_kind == ST_UNIT_ENGINE || ev->unit_kind == ST_UNIT_QUEUE ||
+		ev->unit_kind == ST_UNIT_STREAM);
+}
+
+/* Program-order neighbour of @ev (@after: the next one), 0 when none. */
+static int64_t
+q_po(struct q *q, const struct evinfo *ev, bool after)
+{
+	sqlite3_stmt **st = after ? &q->next : &q->prev;
+	int64_t id = 0;
+
+	if (!in_order(ev) || q_prep(q, st, after ? next_sql : prev_sql))
+		return 0;
+	sqlite3_bind_int64(*st, 1, ev->unit);
+	sqlite3_bind_int64(*st, 2, ev->ts);
+	sqlite3_bind_int64(*st, 3, ev->id);
+	if (sqlite3_step(*st) == SQLITE_ROW)
+		id = sqlite3_column_int64(*st, 0);
+	sqlite3_reset(*st);
+	return id;
+}
+
+static json_t *
+ev_json(const struct evinfo *ev)
+{
+	return json_pack("{s:I,s:s,s:I,s:I,s:I}", "id", (json_int_t)ev->id, "name", ev->name,
+			 "unit", (json_int_t)ev->unit, "ts", (json_int_t)ev->ts, "dur",
+			 (json_int_t)ev->dur);
+}
+
+static json_t *
+kinds_obj(void)
+{
+	json_t *o = json_object();
+
+	for (int k = 0; k < ST_EDGE_NKINDS; k++)
+		json_object_set_new(o, st_edge_kind_name(k), json_array());
+	return o;
+}
+
+static void
+add_e(struct q *q, json_t *kinds, int64_t id, int kind, const char *label)
+{
+	struct evinfo ev;
+	json_t *e;
+
+	if (q_event(q, id, &ev)) {
+		tc_err_clear(q->err);
+		return;
+	}
+	e = ev_json(&ev);
+	json_object_set_new(e, "label", label ? json_string(label) : json_null());
+	json_array_append_new(json_object_get(kinds, st_edge_kind_name(kind)), e);
+}
+
+/* Stored edges of @id in one direction; returns whether the list was cut. */
+static bool
+q_list(struct q *q, int64_t id, bool out, json_t *kinds)
+{
+	sqlite3_stmt **st = out ? &q->out : &q->in;
+	struct {
+		int64_t id;
+		int kind;
+		char *label;
+	} *v = NULL;
+	size_t n = 0;
+	bool cut = false;
+
+	if (q_prep(q, st, out ? out_sql : in_sql))
+		return false;
+	sqlite3_bind_int64(*st, 1, id);
+	sqlite3_bind_int(*st, 2, DEPS_KINDS_ALL);
+	sqlite3_bind_int(*st, 3, EDGES_LIST_MAX + 1);
+	v = tc_xcalloc(EDGES_LIST_MAX + 1, sizeof(*v));
+	while (sqlite3_step(*st) == SQLITE_ROW) {
+		const unsigned char *l = sqlite3_column_text(*st, 2);
+
+		if (n == EDGES_LIST_MAX) {
+			cut = true;
+			break;
+		}
+		v[n].id = sqlite3_column_int64(*st, 0);
+		v[n].kind = sqlite3_column_int(*st, 1);
+		v[n].label = l ? tc_xstrdup((const char *)l) : NULL;
+		n++;
+	}
+	sqlite3_reset(*st);
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].kind >= 0 && v[i].kind < ST_EDGE_NKINDS)
+			add_e(q, kinds, v[i].id, v[i].kind, v[i].label);
+		free(v[i].label);
+	}
+	free(v);
+	return cut;
+}
+
+json_t *
+deps_event_edges(sqlite3 *db, int64_t eid, struct tc_err *err)
+{
+	struct q q = { .db = db, .err = err };
+	struct evinfo ev;
+	json_t *res = NULL, *in, *out;
+	int64_t p;
+	bool cut;
+
+	if (q_event(&q, eid, &ev))
+		goto out;
+	in = kinds_obj();
+	out = kinds_obj();
+	p = q_po(&q, &ev, false);
+	if (p)
+		add_e(&q, in, p, ST_EDGE_ORDER, PO_LABEL);
+	p = q_po(&q, &ev, true);
+	if (p)
+		add_e(&q, out, p, ST_EDGE_ORDER, PO_LABEL);
+	cut = q_list(&q, eid, false, in);
+	cut |= q_list(&q, eid, true, out);
+	res = json_pack("{s:o,s:o,s:b}", "in", in, "out", out, "truncated", cut);
+out:
+	q_done(&q);
+	return res;
+}
+
+/* ---- chains ---- */
+
+/* An open-addressing set of (a, b, c) triples (c < 8). */
+struct tset {
+	struct trip {
+		int64_t a, b;
+		int c;	/* -1: empty */
+	} *v;
+	size_t n, cap;
+};
+
+static uint64_t
+mix(int64_t a, int64_t b, int c)
+{
+	uint64_t h = (uint64_t)a * 0x9e3779b97f4a7c15ull ^ ((uint64_t)b + 0x632be59bd9b4e019ull) *
+		     0xbf58476d1ce4e5b9ull ^ (uint64_t)c;
+
+	h ^= h >> 31;
+	return h * 0x94d049bb133111ebull;
+}
+
+/* Insert; return true when it was new. */
+static bool
+tset_add(struct tset *s, int64_t a, int64_t b, int c)
+{
+	size_t i;
+
+	if (2 * (s->n + 1) > s->cap) {
+		struct trip *old = s->v;
+		size_t oc = s->cap;
+
+		s->cap = oc ? oc * 2 : 256;
+		s->v = tc_xmalloc(s->cap * sizeof(*s->v));
+		for (i = 0; i < s->cap; i++)
+			s->v[i].c = -1;
+		s->n = 0;
+		for (i = 0; i < oc; i++)
+			if (old[i].c >= 0)
+				tset_add(s, old[i].a, old[i].b, old[i].c);
+		free(old);
+	}
+	for (i = mix(a, b, c) & (s->cap - 1); s->v[i].c >= 0; i = (i + 1) & (s->cap - 1))
+		if (s->v[i].a == a && s->v[i].b == b && s->v[i].c == c)
+			return false;
+	s->v[i].a = a;
+	s->v[i].b = b;
+	s->v[i].c = c;
+	s->n++;
+	return true;
+}
+
+static bool
+tset_has(const struct tset *s, int64_t a, int64_t b, int c)
+{
+	if (!s->cap)
+		return false;
+	for (size_t i = mix(a, b, c) & (s->cap - 1); s->v[i].c >= 0; i = (i + 1) & (s->cap - 1))
+		if (s->v[i].a == a && s->v[i].b == b && s->v[i].c == c)
+			return true;
+	return false;
+}
+
+struct qitem {
+	int64_t id;
+	int hop;	/* < 0: predecessors, > 0: successors */
+};
+
+/* Neighbours of @ev in one direction: (other, kind, label) */
+struct nb {
+	int64_t id;
+	int kind;
+	char *label;
+};
+
+static size_t
+q_neighbours(struct q *q, const struct evinfo *ev, bool out, unsigned kinds, int limit,
+	     struct nb **res)
+{
+	sqlite3_stmt **st = out ? &q->out : &q->in;
+	struct nb *v = tc_xcalloc(limit + 2, sizeof(*v));
+	size_t n = 0;
+
+	if ((kinds & (1u << ST_EDGE_ORDER))) {
+		int64_t p = q_po(q, ev, out);
+
+		if (p) {
+			v[n].id = p;
+			v[n].kind = ST_EDGE_ORDER;
+			v[n].label = tc_xstrdup(PO_LABEL);
+			n++;
+		}
+	}
+	if (!q_prep(q, st, out ? out_sql : in_sql)) {
+		sqlite3_bind_int64(*st, 1, ev->id);
+		sqlite3_bind_int(*st, 2, kinds);
+		sqlite3_bind_int(*st, 3, limit + 1);
+		while (n < (size_t)limit + 1 && sqlite3_step(*st) == SQLITE_ROW) {
+			const unsigned char *l = sqlite3_column_text(*st, 2);
+
+			v[n].id = sqlite3_column_int64(*st, 0);
+			v[n].kind = sqlite3_column_int(*st, 1);
+			v[n].label = l ? tc_xstrdup((const char *)l) : NULL;
+			n++;
+		}
+		sqlite3_reset(*st);
+	}
+	*res = v;
+	return n;
+}
+
+json_t *
+deps_chain(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int budget,
+	   struct tc_err *err)
+{
+	struct q q = { .db = db, .err = err };
+	struct tset seen = { 0 }, eseen = { 0 };
+	struct qitem *queue = NULL;
+	size_t qh = 0, qn = 0, qc = 0;
+	json_t *nodes = NULL, *edges = NULL, *res = NULL;
+	struct evinfo ev;
+	int nedges = 0;
+	bool truncated = false;
+
+	if (q_event(&q, eid, &ev))
+		goto out;
+	if (!dir)
+		dir = DEPS_DIR_IN | DEPS_DIR_OUT;
+	if (budget <= 0)
+		budget = 1000;
+	nodes = json_array();
+	edges = json_array();
+	tset_add(&seen, eid, 0, 0);
+	{
+		json_t *n = ev_json(&ev);
+
+		json_object_set_new(n, "hop", json_integer(0));
+		json_array_append_new(nodes, n);
+	}
+	qc = 64;
+	queue = tc_xmalloc(qc * sizeof(*queue));
+	queue[qn++] = (struct qitem){ eid, 0 };
+	while (qh < qn && !truncated) {
+		struct qitem it = queue[qh++];
+		int ahop = it.hop < 0 ? -it.hop : it.hop;
+
+		if (ahop >= depth)
+			continue;
+		if (q_event(&q, it.id, &ev)) {
+			tc_err_clear(err);
+			continue;
+		}
+		for (int d = 0; d < 2 && !truncated; d++) {
+			bool out = d == 1;
+			struct nb *nb;
+			size_t n;
+
+			if (!(dir & (out ? DEPS_DIR_OUT : DEPS_DIR_IN)))
+				continue;
+			if ((it.hop < 0 && out) || (it.hop > 0 && !out))
+				continue;	/* predecessors expand backwards only */
+			n = q_neighbours(&q, &ev, out, kinds, budget - nedges, &nb);
+			for (size_t i = 0; i < n; i++) {
+				int64_t src = out ? it.id : nb[i].id, dst = out ? nb[i].id : it.id;
+				int hop = out ? ahop + 1 : -(ahop + 1);
+
+				if (!truncated && tset_add(&eseen, src, dst, nb[i].kind)) {
+					if (nedges >= budget) {
+						truncated = true;
+					} else {
+						json_array_append_new(edges, json_pack(
+							"{s:I,s:I,s:s,s:s?}", "src", (json_int_t)src,
+							"dst", (json_int_t)dst, "kind",
+							st_edge_kind_name(nb[i].kind), "label",
+							nb[i].label));
+						nedges++;
+						if (tset_add(&seen, nb[i].id, 0, 0)) {
+							struct evinfo o;
+
+							if (!q_event(&q, nb[i].id, &o)) {
+								json_t *jn = ev_json(&o);
+
+								json_object_set_new(jn, "hop",
+										    json_integer(hop));
+								json_array_append_new(nodes, jn);
+								if (qn == qc) {
+									qc *= 2;
+									queue = tc_xrealloc(queue,
+										qc * sizeof(*queue));
+								}
+								queue[qn++] = (struct qitem){ nb[i].id,
+											      hop };
+							} else {
+								tc_err_clear(err);
+							}
+						}
+					}
+				}
+				free(nb[i].label);
+			}
+			free(nb);
+		}
+	}
+	res = json_pack("{s:o,s:o,s:b}", "nodes", nodes, "edges", edges, "truncated", truncated);
+	nodes = edges = NULL;
+out:
+	json_decref(nodes);
+	json_decref(edges);
+	free(queue);
+	free(seen.v);
+	free(eseen.v);
+	q_done(&q);
+	return res;
+}
+
+/* ---- critical path ---- */
+
+/* The slice ending last in [start, end] over all units (top level); 0 if none. */
+static int64_t
+last_ending(struct q *q, int64_t start, int64_t end)
+{
+	sqlite3_stmt *units = NULL, *st = NULL;
+	int64_t best = 0, best_end = INT64_MIN;
+
+	if (sqlite3_prepare_v2(q->db, "SELECT id FROM units", -1, &units, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(q->db,
+			       "SELECT id, ts + dur FROM events WHERE unit = ?1 AND depth = 0 "
+			       "AND ts >= ?2 AND ts <= ?3 AND ts + dur <= ?3 AND kind = 0 "
+			       "ORDER BY ts DESC LIMIT 1", -1, &st, NULL) != SQLITE_OK) {
+		tc_err_set(q->err, -EIO, "critical path: %s", sqlite3_errmsg(q->db));
+		goto out;
+	}
+	while (sqlite3_step(units) == SQLITE_ROW) {
+		sqlite3_bind_int64(st, 1, sqlite3_column_int64(units, 0));
+		sqlite3_bind_int64(st, 2, start);
+		sqlite3_bind_int64(st, 3, end);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			int64_t id = sqlite3_column_int64(st, 0), fin = sqlite3_column_int64(st, 1);
+
+			if (fin > best_end || (fin == best_end && id > best)) {
+				best = id;
+				best_end = fin;
+			}
+		}
+		sqlite3_reset(st);
+	}
+out:
+	sqlite3_finalize(units);
+	sqlite3_finalize(st);
+	return best;
+}
+
+struct hop {
+	struct evinfo ev;
+	int kind;	/* edge from the previous hop, -1 for the first */
+	char *label;
+};
+
+json_t *
+deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_ns,
+		   unsigned kinds, struct tc_err *err)
+{
+	struct q q = { .db = db, .err = err };
+	struct tset seen = { 0 };
+	struct hop *hops = NULL;
+	size_t n = 0, cap = 0;
+	int64_t cur, wait_sum = 0, work_sum = 0;
+	json_t *res = NULL, *jh;
+	bool truncated = false;
+
+	if (!kinds)
+		kinds = DEPS_KINDS_ALL;
+	if (end_ns <= 0 && start_ns <= 0 && !end_eid) {
+		start_ns = INT64_MIN;
+		end_ns = INT64_MAX;
+	} else if (end_ns <= 0) {
+		end_ns = INT64_MAX;
+	}
+	if (end_eid) {
+		cur = end_eid;
+		start_ns = start_ns > 0 ? start_ns : INT64_MIN;
+	} else {
+		cur = last_ending(&q, start_ns, end_ns);
+		if (err && err->code)
+			goto out;
+	}
+	while (cur) {
+		struct hop h = { .kind = -1 };
+		int64_t next = 0, best_fin = INT64_MIN;
+		int best_kind = -1;
+		char *best_label = NULL;
+
+		if (q_event(&q, cur, &h.ev))
+			goto out;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			hops = tc_xrealloc(hops, cap * sizeof(*hops));
+		}
+		hops[n++] = h;
+		tset_add(&seen, cur, 0, 0);
+		if (n >= CP_MAX_HOPS) {
+			truncated = true;
+			break;
+		}
+		/* The stored predecessor that finished last (skipping visited ones). */
+		if (!q_prep(&q, &q.best, best_sql)) {
+			sqlite3_bind_int64(q.best, 1, cur);
+			sqlite3_bind_int(q.best, 2, kinds);
+			while (sqlite3_step(q.best) == SQLITE_ROW) {
+				int64_t src = sqlite3_column_int64(q.best, 0);
+				const unsigned char *l = sqlite3_column_text(q.best, 2);
+
+				if (tset_has(&seen, src, 0, 0))
+					continue;
+				next = src;
+				best_kind = sqlite3_column_int(q.best, 1);
+				best_fin = sqlite3_column_int64(q.best, 3);
+				best_label = l ? tc_xstrdup((const char *)l) : NULL;
+				break;
+			}
+			sqlite3_reset(q.best);
+		}
+		if (kinds & (1u << ST_EDGE_ORDER)) {
+			int64_t p = q_po(&q, &hops[n - 1].ev, false);
+			struct evinfo pe;
+
+			if (p && !tset_has(&seen, p, 0, 0) && !q_event(&q, p, &pe) &&
+			    pe.ts + pe.dur > best_fin) {
+				next = p;
+				best_kind = ST_EDGE_ORDER;
+				best_fin = pe.ts + pe.dur;
+				free(best_label);
+				best_label = tc_xstrdup(PO_LABEL);
+			}
+		}
+		if (next && best_fin < start_ns)
+			next = 0;	/* the predecessor lies before the window */
+		if (next) {
+			/* record the edge on the hop it leads into (the current one) */
+			hops[n - 1].kind = best_kind;
+			hops[n - 1].label = best_label;
+		} else {
+			free(best_label);
+		}
+		cur = next;
+	}
+	/* Hops were collected backwards; report them first to last. */
+	jh = json_array();
+	for (size_t k = n; k-- > 0;) {
+		struct hop *h = &hops[k];
+		struct hop *pred = k + 1 < n ? &hops[k + 1] : NULL;
+		int64_t wait = 0;
+		json_t *o = ev_json(&h->ev);
+
+		if (pred && h->ev.ts > pred->ev.ts + pred->ev.dur)
+			wait = h->ev.ts - (pred->ev.ts + pred->ev.dur);
+		json_object_set_new(o, "wait_ns", json_integer(wait));
+		json_object_set_new(o, "work_ns", json_integer(h->ev.dur));
+		wait_sum += wait;
+		work_sum += h->ev.dur;
+		json_array_append_new(jh, o);
+	}
+	/* Fill kind/label: hops[k].kind is the edge from hops[k+1] into hops[k]. */
+	for (size_t k = n, j = 0; k-- > 0; j++) {
+		json_t *o = json_array_get(jh, j);
+		struct hop *h = &hops[k];
+
+		if (k + 1 < n && h->kind >= 0) {
+			json_object_set_new(o, "kind", json_string(st_edge_kind_name(h->kind)));
+			json_object_set_new(o, "label", h->label ? json_string(h->label) : json_null());
+		} else {
+			json_object_set_new(o, "kind", json_null());
+			json_object_set_new(o, "label", json_null());
+		}
+	}
+	res = json_pack("{s:o,s:I,s:I,s:I,s:b}", "hops", jh, "total_ns",
+			(json_int_t)(n ? hops[0].ev.ts + hops[0].ev.dur - hops[n - 1].ev.ts : 0),
+			"wait_ns", (json_int_t)wait_sum, "work_ns", (json_int_t)work_sum,
+			"truncated", truncated);
+out:
+	for (size_t k = 0; k < n; k++)
+		free(hops[k].label);
+	free(hops);
+	free(seen.v);
+	q_done(&q);
+	return res;
+}
