@@ -1,0 +1,926 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * server/srv-trace.c - the endpoints over one trace's store: units, the
+ * timeline window (events or summary buckets, bounded by px), one event with
+ * its edges, dependency chains, the critical path, name search and the
+ * per-name summary of a selection.  All SQL is prepared with bound
+ * parameters; connections come from the read-only pool.
+ *
+ * Timeline window per unit: at one nesting depth slices do not overlap, so
+ * the events of a window at depth d are the last one starting before the
+ * window (when it reaches into it) plus those starting inside it; both are
+ * index seeks on events(unit, depth, ts).  Collecting stops at px + 1
+ * events: a denser unit is answered from the summaries level whose bucket
+ * width is the largest power-of-two multiple of bucket_ns not above
+ * (end - start) / px, merged further when that level is missing, so each
+ * unit gets at most about px buckets.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "deps/deps.h"
+#include "server/srv-int.h"
+
+#define UNITS_MAX 65536
+#define WIN_MIN (-(INT64_C(1) << 62))
+#define WIN_MAX (INT64_C(1) << 62)
+
+static const char *
+ev_kind_name(int k)
+{
+	switch (k) {
+	case ST_EV_SLICE:
+		return "slice";
+	case ST_EV_INSTANT:
+		return "instant";
+	case ST_EV_COUNTER:
+		return "counter";
+	}
+	return "slice";
+}
+
+static struct srv_pool_conn *
+trace_conn(struct srv_req *r, const char *id)
+{
+	struct tc_err err = { 0 };
+	struct srv_pool_conn *c = srv_pool_get(r->srv, id, &err);
+	json_t *j;
+	int code;
+
+	if (c)
+		return c;
+	j = srv_trace_json(r->srv, id, &code);
+	if (!j) {
+		if (code == -ENOENT)
+			srv_reply_error(r, 404, "not_found", "no trace %s", id);
+		else
+			srv_reply_error(r, 500, "internal", "cannot read the catalog");
+		return NULL;
+	}
+	{
+		const char *st = json_string_value(json_object_get(j, "status"));
+		const char *e = json_string_value(json_object_get(j, "error"));
+
+		if (st && !strcmp(st, "failed"))
+			srv_reply_error(r, 409, "not_ready", "trace %s failed to ingest: %s", id,
+					e ? e : "unknown error");
+		else if (st && !strcmp(st, "ready"))
+			srv_reply_error(r, 500, "internal", "trace %s: %s", id, err.msg);
+		else
+			srv_reply_error(r, 409, "not_ready", "trace %s is %s", id, st ? st : "?");
+	}
+	json_decref(j);
+	return NULL;
+}
+
+static enum MHD_Result
+db_error(struct srv_req *r, struct srv_pool_conn *c)
+{
+	enum MHD_Result ret = srv_reply_error(r, 500, "internal", "trace store: %s",
+					      sqlite3_errmsg(c->db));
+
+	srv_pool_put(r->srv, c);
+	return ret;
+}
+
+/* ---- units ---- */
+
+#define UNIT_ORDER " ORDER BY d.sort IS NULL, d.sort, d.name, d.id, u.kind, u.sort IS NULL, " \
+	"u.sort, u.name, u.id"
+
+static enum MHD_Result
+api_units(struct srv_req *r, struct srv_pool_conn *c)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *units = json_array(), *ans;
+
+	if (sqlite3_prepare_v2(c->db, "SELECT u.id, u.device_id, u.kind, u.name, u.sort, "
+			       "u.event_count, u.max_depth, u.overlaps FROM units u JOIN devices d "
+			       "ON d.id = u.device_id" UNIT_ORDER, -1, &st, NULL)) {
+		json_decref(units);
+		return db_error(r, c);
+	}
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		const char *kind = st_unit_kind_name(sqlite3_column_int(st, 2));
+		json_t *u = json_object();
+
+		json_object_set_new(u, "id", json_integer(sqlite3_column_int64(st, 0)));
+		json_object_set_new(u, "device_id", json_integer(sqlite3_column_int64(st, 1)));
+		json_object_set_new(u, "kind", json_string(kind ? kind : "track"));
+		json_object_set_new(u, "name", srv_json_str((const char *)sqlite3_column_text(st, 3)));
+		json_object_set_new(u, "sort", sqlite3_column_type(st, 4) == SQLITE_NULL ?
+				    json_null() : json_integer(sqlite3_column_int64(st, 4)));
+		json_object_set_new(u, "event_count", json_integer(sqlite3_column_int64(st, 5)));
+		json_object_set_new(u, "max_depth", json_integer(sqlite3_column_int64(st, 6)));
+		json_object_set_new(u, "overlaps", json_integer(sqlite3_column_int64(st, 7)));
+		json_array_append_new(units, u);
+	}
+	sqlite3_finalize(st);
+	ans = json_pack("{s:o, s:o}", "devices", srv_devices_json(c->db), "units", units);
+	srv_pool_put(r->srv, c);
+	return srv_reply_json(r, 200, ans);
+}
+
+/* ---- unit lists ---- */
+
+struct unit_list {
+	int64_t *id;
+	int *kind;
+	size_t n;
+};
+
+static void
+unit_list_free(struct unit_list *l)
+{
+	free(l->id);
+	free(l->kind);
+}
+
+/* ?units=1,2,3 (or every unit in display order).  0, or -1 replied. */
+static int
+unit_list_get(struct srv_req *r, struct srv_pool_conn *c, struct unit_list *l)
+{
+	const char *arg = srv_arg(r, "units");
+	sqlite3_stmt *st = NULL;
+	int rc = 0;
+
+	memset(l, 0, sizeof(*l));
+	if (!arg || !*arg) {
+		size_t cap = 0;
+
+		if (sqlite3_prepare_v2(c->db, "SELECT u.id, u.kind FROM units u JOIN devices d ON "
+				       "d.id = u.device_id" UNIT_ORDER, -1, &st, NULL)) {
+			srv_reply_error(r, 500, "internal", "trace store: %s", sqlite3_errmsg(c->db));
+			return -1;
+		}
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			if (l->n == cap) {
+				cap = cap ? cap * 2 : 64;
+				l->id = tc_xrealloc(l->id, cap * sizeof(*l->id));
+				l->kind = tc_xrealloc(l->kind, cap * sizeof(*l->kind));
+			}
+			l->id[l->n] = sqlite3_column_int64(st, 0);
+			l->kind[l->n++] = sqlite3_column_int(st, 1);
+		}
+		sqlite3_finalize(st);
+		return 0;
+	}
+	if (sqlite3_prepare_v2(c->db, "SELECT kind FROM units WHERE id = ?1", -1, &st, NULL)) {
+		srv_reply_error(r, 500, "internal", "trace store: %s", sqlite3_errmsg(c->db));
+		return -1;
+	}
+	for (const char *p = arg; *p;) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char tok[24];
+		int64_t u;
+
+		if (n == 0 || n >= sizeof(tok)) {
+			srv_reply_error(r, 400, "bad_param", "units must be a comma-separated list "
+					"of unit ids");
+			rc = -1;
+			break;
+		}
+		memcpy(tok, p, n);
+		tok[n] = 0;
+		if (tc_parse_i64(tok, &u) < 0 || u < 1) {
+			srv_reply_error(r, 400, "bad_param", "units: '%s' is not a unit id", tok);
+			rc = -1;
+			break;
+		}
+		if (l->n >= UNITS_MAX) {
+			srv_reply_error(r, 400, "bad_param", "units: more than %d ids", UNITS_MAX);
+			rc = -1;
+			break;
+		}
+		sqlite3_reset(st);
+		sqlite3_bind_int64(st, 1, u);
+		if (sqlite3_step(st) == SQLITE_ROW) {	/* unknown ids are skipped */
+			l->id = tc_xrealloc(l->id, (l->n + 1) * sizeof(*l->id));
+			l->kind = tc_xrealloc(l->kind, (l->n + 1) * sizeof(*l->kind));
+			l->id[l->n] = u;
+			l->kind[l->n++] = sqlite3_column_int(st, 0);
+		}
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	sqlite3_finalize(st);
+	if (rc < 0)
+		unit_list_free(l);
+	return rc;
+}
+
+/* start/end (default: the trace's span): 0 or -1 replied. */
+static int
+window_get(struct srv_req *r, struct srv_pool_conn *c, int64_t *start, int64_t *end)
+{
+	int a, b;
+
+	*start = c->start_ns;
+	*end = c->end_ns;
+	a = srv_arg_i64(r, "start", start, WIN_MIN, WIN_MAX);
+	if (a < 0)
+		return -1;
+	b = srv_arg_i64(r, "end", end, WIN_MIN, WIN_MAX);
+	if (b < 0)
+		return -1;
+	if (*end <= *start) {
+		if (a == 0 && b == 0) {
+			*end = *start + 1;	/* empty or one-instant trace */
+			return 0;
+		}
+		srv_reply_error(r, 400, "bad_param", "end (%lld) must be after start (%lld)",
+				(long long)*end, (long long)*start);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- timeline ---- */
+
+struct tl_stmts {
+	sqlite3_stmt *depths, *prev, *win, *maxlevel, *sums;
+};
+
+static void
+tl_stmts_free(struct tl_stmts *t)
+{
+	sqlite3_finalize(t->depths);
+	sqlite3_finalize(t->prev);
+	sqlite3_finalize(t->win);
+	sqlite3_finalize(t->maxlevel);
+	sqlite3_finalize(t->sums);
+}
+
+static int
+tl_stmts_prepare(sqlite3 *db, struct tl_stmts *t)
+{
+	memset(t, 0, sizeof(*t));
+#define EV_COLS "e.id, e.ts, e.dur, e.depth, e.kind, e.value, s.s"
+	if (sqlite3_prepare_v2(db, "SELECT depth FROM unit_depths WHERE unit_id = ?1 "
+			       "ORDER BY depth", -1, &t->depths, NULL) ||
+	    sqlite3_prepare_v2(db, "SELECT " EV_COLS " FROM events e LEFT JOIN strings s ON "
+			       "s.id = e.name WHERE e.unit = ?1 AND e.depth = ?2 AND e.ts < ?3 "
+			       "ORDER BY e.ts DESC LIMIT 1", -1, &t->prev, NULL) ||
+	    sqlite3_prepare_v2(db, "SELECT " EV_COLS " FROM events e LEFT JOIN strings s ON "
+			       "s.id = e.name WHERE e.unit = ?1 AND e.depth = ?2 AND e.ts >= ?3 "
+			       "AND e.ts < ?4 ORDER BY e.ts LIMIT ?5", -1, &t->win, NULL) ||
+	    sqlite3_prepare_v2(db, "SELECT MAX(level) FROM summaries WHERE unit_id = ?1", -1,
+			       &t->maxlevel, NULL) ||
+	    sqlite3_prepare_v2(db, "SELECT m.bucket, m.count, m.busy, m.dom_ns, m.vmin, m.vmax, "
+			       "s.s FROM summaries m LEFT JOIN strings s ON s.id = m.dom_name "
+			       "WHERE m.unit_id = ?1 AND m.level = ?2 AND m.bucket BETWEEN ?3 AND ?4 "
+			       "ORDER BY m.bucket", -1, &t->sums, NULL))
+		return -1;
+#undef EV_COLS
+	return 0;
+}
+
+static json_t *
+ev_row(sqlite3_stmt *st)
+{
+	int kind = sqlite3_column_int(st, 4);
+	json_t *e = json_object();
+
+	json_object_set_new(e, "id", json_integer(sqlite3_column_int64(st, 0)));
+	json_object_set_new(e, "ts", json_integer(sqlite3_column_int64(st, 1)));
+	json_object_set_new(e, "dur", json_integer(sqlite3_column_int64(st, 2)));
+	json_object_set_new(e, "depth", json_integer(sqlite3_column_int64(st, 3)));
+	json_object_set_new(e, "name", srv_json_str((const char *)sqlite3_column_text(st, 6)));
+	json_object_set_new(e, "kind", json_string(ev_kind_name(kind)));
+	if (kind == ST_EV_COUNTER)
+		json_object_set_new(e, "value", sqlite3_column_type(st, 5) == SQLITE_NULL ?
+				    json_null() : json_real(sqlite3_column_double(st, 5)));
+	return e;
+}
+
+/* The unit's events in the window, or NULL when there are more than @px. */
+static json_t *
+tl_events(struct tl_stmts *t, int64_t unit, bool counter, int64_t start, int64_t end,
+	  int64_t px)
+{
+	json_t *evs = json_array();
+	int64_t n = 0;
+
+	sqlite3_reset(t->depths);
+	sqlite3_bind_int64(t->depths, 1, unit);
+	while (sqlite3_step(t->depths) == SQLITE_ROW) {
+		int64_t d = sqlite3_column_int64(t->depths, 0);
+
+		sqlite3_reset(t->prev);
+		sqlite3_bind_int64(t->prev, 1, unit);
+		sqlite3_bind_int64(t->prev, 2, d);
+		sqlite3_bind_int64(t->prev, 3, start);
+		if (sqlite3_step(t->prev) == SQLITE_ROW) {
+			int64_t ts = sqlite3_column_int64(t->prev, 1);
+			int64_t dur = sqlite3_column_int64(t->prev, 2);
+
+			/* a slice reaching into the window; for counters the sample
+			 * in force at the start */
+			if (ts + dur > start || (counter && d == 0)) {
+				json_array_append_new(evs, ev_row(t->prev));
+				n++;
+			}
+		}
+		sqlite3_reset(t->prev);
+		sqlite3_reset(t->win);
+		sqlite3_bind_int64(t->win, 1, unit);
+		sqlite3_bind_int64(t->win, 2, d);
+		sqlite3_bind_int64(t->win, 3, start);
+		sqlite3_bind_int64(t->win, 4, end);
+		sqlite3_bind_int64(t->win, 5, px + 1 - n);
+		while (n <= px && sqlite3_step(t->win) == SQLITE_ROW) {
+			json_array_append_new(evs, ev_row(t->win));
+			n++;
+		}
+		sqlite3_reset(t->win);
+		if (n > px)
+			break;
+	}
+	sqlite3_reset(t->depths);
+	if (n > px) {
+		json_decref(evs);
+		return NULL;
+	}
+	return evs;
+}
+
+static int64_t
+floordiv(int64_t a, int64_t b)
+{
+	int64_t q = a / b;
+
+	return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+struct tl_bucket {
+	int64_t g;		/* group index */
+	int64_t count, busy, dom_ns;
+	double vmin, vmax;
+	bool has_v;
+	json_t *name;
+};
+
+static void
+tl_bucket_flush(json_t *arr, struct tl_bucket *b, int64_t origin, int64_t w, bool counter)
+{
+	json_t *o;
+
+	if (b->g == INT64_MIN)
+		return;
+	o = json_object();
+	json_object_set_new(o, "ts", json_integer(origin + b->g * w));
+	json_object_set_new(o, "count", json_integer(b->count));
+	json_object_set_new(o, "busy", json_integer(TC_MIN(b->busy, w)));
+	json_object_set_new(o, "name", b->name ? b->name : json_null());
+	if (counter) {
+		json_object_set_new(o, "vmin", b->has_v ? json_real(b->vmin) : json_null());
+		json_object_set_new(o, "vmax", b->has_v ? json_real(b->vmax) : json_null());
+	}
+	json_array_append_new(arr, o);
+	b->name = NULL;
+	b->g = INT64_MIN;
+}
+
+static json_t *
+tl_buckets(struct tl_stmts *t, struct srv_pool_conn *c, int64_t unit, bool counter,
+	   int64_t start, int64_t end, int64_t px, int64_t *w_out)
+{
+	int64_t span = end - start, target = span / px, g, k, w, b0, b1;
+	int level = 0, maxlevel = 0;
+	struct tl_bucket cur = { .g = INT64_MIN };
+	json_t *arr = json_array();
+
+	sqlite3_reset(t->maxlevel);
+	sqlite3_bind_int64(t->maxlevel, 1, unit);
+	if (sqlite3_step(t->maxlevel) == SQLITE_ROW)
+		maxlevel = sqlite3_column_int(t->maxlevel, 0);
+	sqlite3_reset(t->maxlevel);
+	while (level < maxlevel && level < 40 && (c->bucket_ns << (level + 1)) <= target)
+		level++;
+	g = c->bucket_ns << level;
+	/* merge k buckets when the level needed is not stored */
+	k = span / (g * px) + 1;
+	if (span % (g * px) == 0 && k > 1)
+		k--;
+	w = g * k;
+	b0 = floordiv(start - c->origin_ns, g);
+	b1 = floordiv(end - 1 - c->origin_ns, g);
+	sqlite3_reset(t->sums);
+	sqlite3_bind_int64(t->sums, 1, unit);
+	sqlite3_bind_int(t->sums, 2, level);
+	sqlite3_bind_int64(t->sums, 3, b0);
+	sqlite3_bind_int64(t->sums, 4, b1);
+	while (sqlite3_step(t->sums) == SQLITE_ROW) {
+		int64_t b = sqlite3_column_int64(t->sums, 0);
+		int64_t gi = floordiv(b, k);
+		int64_t dom = sqlite3_column_int64(t->sums, 3);
+
+		if (gi != cur.g) {
+			tl_bucket_flush(arr, &cur, c->origin_ns, w, counter);
+			cur = (struct tl_bucket){ .g = gi, .dom_ns = -1 };
+		}
+		cur.count += sqlite3_column_int64(t->sums, 1);
+		cur.busy += sqlite3_column_int64(t->sums, 2);
+		if (dom > cur.dom_ns && sqlite3_column_type(t->sums, 6) != SQLITE_NULL) {
+			json_decref(cur.name);
+			cur.name = srv_json_str((const char *)sqlite3_column_text(t->sums, 6));
+			cur.dom_ns = dom;
+		}
+		if (sqlite3_column_type(t->sums, 4) != SQLITE_NULL) {
+			double lo = sqlite3_column_double(t->sums, 4);
+			double hi = sqlite3_column_double(t->sums, 5);
+
+			if (!cur.has_v || lo < cur.vmin)
+				cur.vmin = lo;
+			if (!cur.has_v || hi > cur.vmax)
+				cur.vmax = hi;
+			cur.has_v = true;
+		}
+	}
+	tl_bucket_flush(arr, &cur, c->origin_ns, w, counter);
+	sqlite3_reset(t->sums);
+	*w_out = w;
+	return arr;
+}
+
+static enum MHD_Result
+api_timeline(struct srv_req *r, struct srv_pool_conn *c)
+{
+	int64_t start, end, px = SRV_PX_DEFAULT;
+	struct unit_list ul;
+	struct tl_stmts t;
+	json_t *units, *ans;
+	const char *pxs = srv_arg(r, "px");
+
+	if (pxs && *pxs) {
+		if (tc_parse_i64(pxs, &px) < 0 || px < 1) {
+			srv_reply_error(r, 400, "bad_param", "px must be a positive integer");
+			goto put;
+		}
+		if (px > SRV_PX_MAX)
+			px = SRV_PX_MAX;	/* clamped; the answer says which */
+	}
+	if (window_get(r, c, &start, &end) < 0)
+		goto put;
+	if (unit_list_get(r, c, &ul) < 0)
+		goto put;
+	if (tl_stmts_prepare(c->db, &t) < 0) {
+		tl_stmts_free(&t);
+		unit_list_free(&ul);
+		return db_error(r, c);
+	}
+	units = json_array();
+	for (size_t i = 0; i < ul.n; i++) {
+		bool counter = ul.kind[i] == ST_UNIT_COUNTER;
+		json_t *evs = tl_events(&t, ul.id[i], counter, start, end, px), *u;
+
+		if (evs || c->bucket_ns <= 0) {
+			if (!evs)	/* no summaries: the first px events */
+				evs = json_array();
+			u = json_pack("{s:I, s:s, s:o}", "id", (json_int_t)ul.id[i], "mode", "events",
+				      "events", evs);
+		} else {
+			int64_t w = 0;
+			json_t *b = tl_buckets(&t, c, ul.id[i], counter, start, end, px, &w);
+
+			u = json_pack("{s:I, s:s, s:I, s:o}", "id", (json_int_t)ul.id[i], "mode",
+				      "buckets", "bucket_ns", (json_int_t)w, "buckets", b);
+		}
+		json_array_append_new(units, u);
+	}
+	tl_stmts_free(&t);
+	unit_list_free(&ul);
+	srv_pool_put(r->srv, c);
+	ans = json_pack("{s:I, s:I, s:I, s:o}", "start", (json_int_t)start, "end",
+			(json_int_t)end, "px", (json_int_t)px, "units", units);
+	return srv_reply_json(r, 200, ans);
+put:
+	srv_pool_put(r->srv, c);
+	return MHD_YES;
+}
+
+/* ---- one event ---- */
+
+static int
+eid_get(struct srv_req *r, const char *rest, int64_t *eid)
+{
+	if (!rest || !*rest || strchr(rest, '/') || tc_parse_i64(rest, eid) < 0 || *eid < 1) {
+		srv_reply_error(r, 400, "bad_param", "the event id must be a positive integer");
+		return -1;
+	}
+	return 0;
+}
+
+static json_t *
+empty_edges(void)
+{
+	return json_pack("{s:{s:[], s:[], s:[], s:[]}, s:{s:[], s:[], s:[], s:[]}}",
+			 "in", "flow", "order", "anti", "output",
+			 "out", "flow", "order", "anti", "output");
+}
+
+static enum MHD_Result
+api_event(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
+{
+	sqlite3_stmt *st = NULL;
+	struct tc_err err = { 0 };
+	int64_t eid;
+	json_t *e, *args = NULL, *edges;
+	const char *atext;
+	int kind;
+
+	if (eid_get(r, rest, &eid) < 0) {
+		srv_pool_put(r->srv, c);
+		return MHD_YES;
+	}
+	if (sqlite3_prepare_v2(c->db, "SELECT e.id, e.unit, u.name, u.device_id, e.ts, e.dur, "
+			       "e.depth, e.kind, sn.s, sc.s, e.value, e.args, dv.name FROM events e "
+			       "JOIN units u ON u.id = e.unit JOIN devices dv ON dv.id = u.device_id "
+			       "LEFT JOIN strings sn ON sn.id = e.name "
+			       "LEFT JOIN strings sc ON sc.id = e.cat WHERE e.id = ?1", -1, &st, NULL))
+		return db_error(r, c);
+	sqlite3_bind_int64(st, 1, eid);
+	if (sqlite3_step(st) != SQLITE_ROW) {
+		sqlite3_finalize(st);
+		srv_pool_put(r->srv, c);
+		return srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
+	}
+	kind = sqlite3_column_int(st, 7);
+	e = json_object();
+	json_object_set_new(e, "id", json_integer(eid));
+	json_object_set_new(e, "unit", json_integer(sqlite3_column_int64(st, 1)));
+	json_object_set_new(e, "unit_name", srv_json_str((const char *)sqlite3_column_text(st, 2)));
+	json_object_set_new(e, "device", json_integer(sqlite3_column_int64(st, 3)));
+	json_object_set_new(e, "device_name",
+			    srv_json_str((const char *)sqlite3_column_text(st, 12)));
+	json_object_set_new(e, "ts", json_integer(sqlite3_column_int64(st, 4)));
+	json_object_set_new(e, "dur", json_integer(sqlite3_column_int64(st, 5)));
+	json_object_set_new(e, "depth", json_integer(sqlite3_column_int64(st, 6)));
+	json_object_set_new(e, "kind", json_string(ev_kind_name(kind)));
+	json_object_set_new(e, "name", srv_json_str((const char *)sqlite3_column_text(st, 8)));
+	json_object_set_new(e, "cat", srv_json_str((const char *)sqlite3_column_text(st, 9)));
+	json_object_set_new(e, "value", sqlite3_column_type(st, 10) == SQLITE_NULL ? json_null() :
+			    json_real(sqlite3_column_double(st, 10)));
+	atext = (const char *)sqlite3_column_text(st, 11);
+	if (atext) {
+		args = json_loads(atext, 0, NULL);
+		if (!json_is_object(args)) {
+			json_decref(args);
+			args = json_pack("{s:o}", "_raw", srv_json_str(atext));
+		}
+	}
+	json_object_set_new(e, "args", args ? args : json_object());
+	sqlite3_finalize(st);
+	edges = deps_event_edges(c->db, eid, &err);
+	if (!edges) {
+		edges = empty_edges();
+		json_object_set_new(e, "edges_error", srv_json_str(err.msg));
+	}
+	json_object_set_new(e, "edges", edges);
+	srv_pool_put(r->srv, c);
+	return srv_reply_json(r, 200, e);
+}
+
+/* ?kinds=flow,order -> mask; -1 replied. */
+static int
+kinds_get(struct srv_req *r, unsigned *mask)
+{
+	const char *arg = srv_arg(r, "kinds");
+
+	*mask = DEPS_KINDS_ALL;
+	if (!arg || !*arg || !strcmp(arg, "all"))
+		return 0;
+	*mask = 0;
+	for (const char *p = arg; *p;) {
+		const char *e = strchr(p, ',');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		char tok[16];
+		int k;
+
+		if (n == 0 || n >= sizeof(tok))
+			goto bad;
+		memcpy(tok, p, n);
+		tok[n] = 0;
+		k = st_edge_kind_parse(tok);
+		if (k < 0 || k >= ST_EDGE_NKINDS)
+			goto bad;
+		*mask |= 1u << k;
+		if (!e)
+			break;
+		p = e + 1;
+	}
+	return 0;
+bad:
+	srv_reply_error(r, 400, "bad_param", "kinds must be a comma-separated list of flow, "
+			"order, anti, output");
+	return -1;
+}
+
+static bool
+event_exists(sqlite3 *db, int64_t eid)
+{
+	sqlite3_stmt *st = NULL;
+	bool ok = false;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM events WHERE id = ?1", -1, &st, NULL) ==
+	    SQLITE_OK) {
+		sqlite3_bind_int64(st, 1, eid);
+		ok = sqlite3_step(st) == SQLITE_ROW;
+	}
+	sqlite3_finalize(st);
+	return ok;
+}
+
+static enum MHD_Result
+deps_reply(struct srv_req *r, struct srv_pool_conn *c, json_t *j, struct tc_err *err)
+{
+	srv_pool_put(r->srv, c);
+	if (j)
+		return srv_reply_json(r, 200, j);
+	if (err->code == -ENOENT)
+		return srv_reply_error(r, 404, "not_found", "%s", err->msg);
+	return srv_reply_error(r, 500, "deps_failed", "%s", err->msg[0] ? err->msg :
+			       "dependency query failed");
+}
+
+static enum MHD_Result
+api_deps(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
+{
+	struct tc_err err = { 0 };
+	int64_t eid, depth = 8, budget = 10000;
+	unsigned kinds;
+	const char *d = srv_arg(r, "dir");
+	int dir = DEPS_DIR_IN | DEPS_DIR_OUT;
+
+	if (eid_get(r, rest, &eid) < 0 || kinds_get(r, &kinds) < 0 ||
+	    srv_arg_i64(r, "depth", &depth, 1, 256) < 0 ||
+	    srv_arg_i64(r, "budget", &budget, 1, 1000000) < 0)
+		goto put;
+	if (d && *d) {
+		if (!strcmp(d, "in"))
+			dir = DEPS_DIR_IN;
+		else if (!strcmp(d, "out"))
+			dir = DEPS_DIR_OUT;
+		else if (strcmp(d, "both")) {
+			srv_reply_error(r, 400, "bad_param", "dir must be in, out or both");
+			goto put;
+		}
+	}
+	if (!event_exists(c->db, eid)) {
+		srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
+		goto put;
+	}
+	return deps_reply(r, c, deps_chain(c->db, eid, kinds, dir, (int)depth, (int)budget,
+					   &err), &err);
+put:
+	srv_pool_put(r->srv, c);
+	return MHD_YES;
+}
+
+static enum MHD_Result
+api_critical(struct srv_req *r, struct srv_pool_conn *c)
+{
+	struct tc_err err = { 0 };
+	int64_t start, end, eid = 0;
+	unsigned kinds;
+
+	if (window_get(r, c, &start, &end) < 0 || kinds_get(r, &kinds) < 0 ||
+	    srv_arg_i64(r, "event", &eid, 0, INT64_MAX) < 0)
+		goto put;
+	if (eid && !event_exists(c->db, eid)) {
+		srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
+		goto put;
+	}
+	return deps_reply(r, c, deps_critical_path(c->db, eid, start, end, kinds, &err), &err);
+put:
+	srv_pool_put(r->srv, c);
+	return MHD_YES;
+}
+
+/* ---- search ---- */
+
+static enum MHD_Result
+api_search(struct srv_req *r, struct srv_pool_conn *c)
+{
+	const char *q = srv_arg(r, "q");
+	int64_t limit = 100, offset = 0, total = 0;
+	sqlite3_stmt *st = NULL;
+	json_t *arr;
+
+	if (!q || !*q || strlen(q) > 256) {
+		srv_reply_error(r, 400, "bad_param", "q must be 1 to 256 bytes");
+		goto put;
+	}
+	if (srv_arg_i64(r, "limit", &limit, 0, SRV_LIST_MAX) < 0 ||
+	    srv_arg_i64(r, "offset", &offset, 0, INT64_C(1) << 40) < 0)
+		goto put;
+#define MATCH "e.name IN (SELECT id FROM strings WHERE instr(lower(s), lower(?1)) > 0)"
+	if (sqlite3_prepare_v2(c->db, "SELECT COUNT(*) FROM events e WHERE " MATCH, -1, &st,
+			       NULL))
+		return db_error(r, c);
+	sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		total = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	if (sqlite3_prepare_v2(c->db, "SELECT e.id, e.ts, e.dur, e.unit, s.s FROM events e "
+			       "JOIN strings s ON s.id = e.name WHERE " MATCH " ORDER BY e.ts, e.id "
+			       "LIMIT ?2 OFFSET ?3", -1, &st, NULL))
+		return db_error(r, c);
+#undef MATCH
+	sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, limit);
+	sqlite3_bind_int64(st, 3, offset);
+	arr = json_array();
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		json_t *m = json_object();
+
+		json_object_set_new(m, "id", json_integer(sqlite3_column_int64(st, 0)));
+		json_object_set_new(m, "ts", json_integer(sqlite3_column_int64(st, 1)));
+		json_object_set_new(m, "dur", json_integer(sqlite3_column_int64(st, 2)));
+		json_object_set_new(m, "unit", json_integer(sqlite3_column_int64(st, 3)));
+		json_object_set_new(m, "name", srv_json_str((const char *)sqlite3_column_text(st, 4)));
+		json_array_append_new(arr, m);
+	}
+	sqlite3_finalize(st);
+	srv_pool_put(r->srv, c);
+	return srv_reply_json(r, 200, json_pack("{s:I, s:o}", "total", (json_int_t)total,
+						"matches", arr));
+put:
+	srv_pool_put(r->srv, c);
+	return MHD_YES;
+}
+
+/* ---- summary ---- */
+
+struct sum_row {
+	uint32_t name;		/* 0: empty slot */
+	int64_t count, total, max;
+};
+
+struct sum_map {
+	struct sum_row *rows;
+	size_t cap, n;
+	bool has_zero;		/* events with name id 0 */
+	struct sum_row zero;
+};
+
+static struct sum_row *
+sum_slot(struct sum_map *m, uint32_t name)
+{
+	size_t i;
+
+	if (name == 0) {
+		m->has_zero = true;
+		return &m->zero;
+	}
+	if (m->n * 2 >= m->cap) {
+		struct sum_row *old = m->rows;
+		size_t ocap = m->cap;
+
+		m->cap = m->cap ? m->cap * 2 : 256;
+		m->rows = tc_xcalloc(m->cap, sizeof(*m->rows));
+		m->n = 0;
+		for (size_t k = 0; k < ocap; k++)
+			if (old[k].name)
+				*sum_slot(m, old[k].name) = old[k];
+		free(old);
+	}
+	for (i = (name * 2654435761u) & (m->cap - 1); m->rows[i].name && m->rows[i].name != name;
+	     i = (i + 1) & (m->cap - 1))
+		;
+	if (!m->rows[i].name) {
+		m->rows[i].name = name;
+		m->n++;
+	}
+	return &m->rows[i];
+}
+
+static int
+sum_cmp(const void *a, const void *b)
+{
+	const struct sum_row *x = a, *y = b;
+
+	if (x->total != y->total)
+		return x->total > y->total ? -1 : 1;
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+static enum MHD_Result
+api_summary(struct srv_req *r, struct srv_pool_conn *c)
+{
+	int64_t start, end, limit = 500;
+	struct unit_list ul = { 0 };
+	struct sum_map m = { 0 };
+	sqlite3_stmt *dq = NULL, *eq = NULL, *nq = NULL;
+	json_t *rows;
+	size_t k = 0;
+
+	if (window_get(r, c, &start, &end) < 0 ||
+	    srv_arg_i64(r, "limit", &limit, 1, 100000) < 0 || unit_list_get(r, c, &ul) < 0)
+		goto put;
+	if (sqlite3_prepare_v2(c->db, "SELECT depth, max_dur FROM unit_depths WHERE unit_id = ?1",
+			       -1, &dq, NULL) ||
+	    sqlite3_prepare_v2(c->db, "SELECT name, COUNT(*), SUM(dur), MAX(dur) FROM events "
+			       "WHERE unit = ?1 AND depth = ?2 AND ts >= ?3 AND ts < ?4 AND "
+			       "(ts + dur > ?5 OR ts >= ?5) GROUP BY name", -1, &eq, NULL) ||
+	    sqlite3_prepare_v2(c->db, "SELECT s FROM strings WHERE id = ?1", -1, &nq, NULL)) {
+		srv_reply_error(r, 500, "internal", "trace store: %s", sqlite3_errmsg(c->db));
+		goto out;
+	}
+	for (size_t i = 0; i < ul.n; i++) {
+		sqlite3_reset(dq);
+		sqlite3_bind_int64(dq, 1, ul.id[i]);
+		while (sqlite3_step(dq) == SQLITE_ROW) {
+			int64_t maxdur = sqlite3_column_int64(dq, 1);
+
+			sqlite3_reset(eq);
+			sqlite3_bind_int64(eq, 1, ul.id[i]);
+			sqlite3_bind_int64(eq, 2, sqlite3_column_int64(dq, 0));
+			sqlite3_bind_int64(eq, 3, start - TC_MAX(maxdur, 0));
+			sqlite3_bind_int64(eq, 4, end);
+			sqlite3_bind_int64(eq, 5, start);
+			while (sqlite3_step(eq) == SQLITE_ROW) {
+				struct sum_row *s = sum_slot(&m, (uint32_t)sqlite3_column_int64(eq, 0));
+				int64_t mx = sqlite3_column_int64(eq, 3);
+
+				s->count += sqlite3_column_int64(eq, 1);
+				s->total += sqlite3_column_int64(eq, 2);
+				if (mx > s->max)
+					s->max = mx;
+			}
+		}
+	}
+	/* compact and sort */
+	for (size_t i = 0; i < m.cap; i++)
+		if (m.rows[i].name)
+			m.rows[k++] = m.rows[i];
+	if (m.has_zero) {
+		m.rows = tc_xrealloc(m.rows, (k + 1) * sizeof(*m.rows));
+		m.rows[k++] = m.zero;
+	}
+	qsort(m.rows, k, sizeof(*m.rows), sum_cmp);
+	rows = json_array();
+	for (size_t i = 0; i < k && (int64_t)i < limit; i++) {
+		struct sum_row *s = &m.rows[i];
+		const char *name = NULL;
+		json_t *o;
+
+		sqlite3_reset(nq);
+		sqlite3_bind_int64(nq, 1, s->name);
+		if (s->name && sqlite3_step(nq) == SQLITE_ROW)
+			name = (const char *)sqlite3_column_text(nq, 0);
+		o = json_object();
+		json_object_set_new(o, "name", srv_json_str(name ? name : ""));
+		json_object_set_new(o, "count", json_integer(s->count));
+		json_object_set_new(o, "total_ns", json_integer(s->total));
+		json_object_set_new(o, "mean_ns", json_real(s->count ? (double)s->total /
+							    (double)s->count : 0));
+		json_object_set_new(o, "max_ns", json_integer(s->max));
+		json_array_append_new(rows, o);
+	}
+	srv_reply_json(r, 200, json_pack("{s:o, s:I, s:I, s:I}", "rows", rows, "names",
+					 (json_int_t)k, "start", (json_int_t)start, "end",
+					 (json_int_t)end));
+out:
+	sqlite3_finalize(dq);
+	sqlite3_finalize(eq);
+	sqlite3_finalize(nq);
+	free(m.rows);
+	unit_list_free(&ul);
+put:
+	srv_pool_put(r->srv, c);
+	return MHD_YES;
+}
+
+enum MHD_Result
+srv_trace_dispatch(struct srv_req *r, const char *id, const char *what, const char *rest)
+{
+	struct srv_pool_conn *c;
+	bool takes_eid = !strcmp(what, "events") || !strcmp(what, "deps");
+
+	if (!takes_eid && rest)
+		return srv_reply_error(r, 404, "not_found", "no such endpoint");
+	c = trace_conn(r, id);
+	if (!c)
+		return MHD_YES;
+	if (!strcmp(what, "units"))
+		return api_units(r, c);
+	if (!strcmp(what, "timeline"))
+		return api_timeline(r, c);
+	if (!strcmp(what, "events"))
+		return api_event(r, c, rest);
+	if (!strcmp(what, "deps"))
+		return api_deps(r, c, rest);
+	if (!strcmp(what, "critical-path"))
+		return api_critical(r, c);
+	if (!strcmp(what, "search"))
+		return api_search(r, c);
+	if (!strcmp(what, "summary"))
+		return api_summary(r, c);
+	srv_pool_put(r->srv, c);
+	return srv_reply_error(r, 404, "not_found", "no such endpoint");
+}
