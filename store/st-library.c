@@ -342,7 +342,7 @@ st_library_ingest(struct st_library *lib, const char *id, st_progress_fn progres
 		  struct st_stats *stats, struct tc_err *err)
 {
 	struct st_prog prog = { lib, id, progress, ctx, 0 };
-	struct ing_opts opts = { st_library_progress, &prog };
+	struct ing_opts opts = { .progress = st_library_progress, .ctx = &prog };
 	char hex[65], *raw = NULL, *tmp = NULL, *dst = NULL, *dir = NULL, *json = NULL;
 	struct st_writer *w = NULL;
 	struct st_stats local;
