@@ -1,2 +1,10 @@
-# Chrome/Kineto JSON reader (owned by the JSON ingest work).
-libingest_a_SOURCES += ingest/ing-json.c
+# SPDX-License-Identifier: MIT
+# Chrome/Kineto JSON reader (ingest/ing-json*.c) and its tests.
+libingest_a_SOURCES += ingest/ing-json.c ingest/ing-json-scan.c ingest/ing-json-val.c \
+	ingest/json-int.h
+
+check_PROGRAMS += tests/unit/test-json
+TESTS += tests/unit/test-json
+tests_unit_test_json_SOURCES = tests/unit/test-json.c tests/tap.h
+tests_unit_test_json_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_json_LDADD = $(NX_LDADD)

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ingest/json-int.h - private pieces of the Chrome/Kineto JSON reader: a
+ * small validating JSON value parser over a complete buffer (one event),
+ * the streaming top-level scanner that cuts the input into event spans, and
+ * the microsecond -> nanosecond number parser.  See docs/json-ingest.md.
+ */
+#ifndef ING_JSON_INT_H
+#define ING_JSON_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "common/tc.h"
+
+/* ---- values over a complete buffer (ing-json-val.c) ---- */
+
+enum ij_type { IJ_NONE = 0, IJ_STR, IJ_NUM, IJ_OBJ, IJ_ARR, IJ_TRUE, IJ_FALSE, IJ_NULL };
+
+/**
+ * struct ij_val - one parsed JSON value.
+ * @type: enum ij_type.
+ * @p/@n: for IJ_STR the raw contents between the quotes (escapes not
+ *        decoded); for every other type the whole value text.
+ * @esc:  IJ_STR only: the contents hold a backslash escape.
+ */
+struct ij_val {
+	int type;
+	const char *p;
+	size_t n;
+	bool esc;
+};
+
+/** ij_ws - skip JSON white space; returns the first other byte or @end. */
+const char *ij_ws(const char *p, const char *end);
+
+/**
+ * ij_value - parse and validate one value starting at @p (white space first
+ * allowed).  Objects and arrays are validated to a nesting depth of 512.
+ * Return: the byte after the value, or NULL on a syntax error with *@why set
+ * to a static message and *@at to the offending byte.
+ */
+const char *ij_value(const char *p, const char *end, struct ij_val *v, const char **why,
+		     const char **at);
+
+/**
+ * ij_obj_next - walk the members of an object.  Start with *@pp just after
+ * the '{' (ij_value()'s IJ_OBJ text + 1) and @first = true.
+ * Return: 1 with @key/@val set, 0 at the closing '}', -1 on a syntax error
+ * (@why and @at set as for ij_value()).
+ */
+int ij_obj_next(const char **pp, const char *end, bool first, struct ij_val *key,
+		struct ij_val *val, const char **why, const char **at);
+
+/** ij_str_decode - append the decoded contents of string @v to @out (not NUL-added). */
+void ij_str_decode(const struct ij_val *v, struct tc_buf *out);
+
+/** ij_key_is - whether string @v (undecoded) equals the literal @lit. */
+static inline bool ij_key_is(const struct ij_val *v, const char *lit, size_t litlen)
+{
+	size_t i;
+
+	if (v->n != litlen)
+		return false;
+	for (i = 0; i < litlen; i++)
+		if (v->p[i] != lit[i])
+			return false;
+	return true;
+}
+#define IJ_KEY_IS(v, lit) ij_key_is((v), lit, sizeof(lit) - 1)
+
+/**
+ * ij_us_to_ns - parse JSON number text (or the contents of a numeric string)
+ * in microseconds into integer nanoseconds.  The decimal text is read
+ * directly: integer part * 1000 plus up to 3 fraction digits, rounded half
+ * away from zero on the 4th; exponents fall back to strtod().
+ * Return: 0, -EINVAL (not a number) or -ERANGE (does not fit).
+ */
+int ij_us_to_ns(const char *p, size_t n, int64_t *out);
+
+/** ij_num_double - parse number text (or numeric string contents); 0 or -EINVAL. */
+int ij_num_double(const char *p, size_t n, double *out);
+
+/* ---- the streaming top-level scanner (ing-json-scan.c) ---- */
+
+enum ij_form { IJ_FORM_NONE = 0, IJ_FORM_ARRAY, IJ_FORM_OBJECT };
+
+/* Biggest single event and biggest top-level metadata value kept. */
+#define IJ_EVENT_MAX (64u << 20)
+#define IJ_META_MAX (64u << 10)
+
+/**
+ * struct ij_scan_ops - what the scanner reports.
+ * @event: one element of the events array: its complete text @p/@n (valid
+ *         until the callback returns), its 0-based index and the decompressed
+ *         byte offset where it starts.  Return 0 or -errno to stop.
+ * @meta:  a top-level key other than traceEvents and its value text; @val is
+ *         NULL when the value was longer than IJ_META_MAX (skipped).
+ */
+struct ij_scan_ops {
+	int (*event)(void *ctx, const char *p, size_t n, uint64_t index, uint64_t off);
+	int (*meta)(void *ctx, const char *key, size_t keylen, const char *val, size_t vallen,
+		    uint64_t off);
+};
+
+/**
+ * struct ij_scan - state of one scan; fields are private to ing-json-scan.c
+ * except @form, @events and @off which callers may read.
+ */
+struct ij_scan {
+	const struct ij_scan_ops *ops;
+	void *ctx;
+	const char *name;	/* for messages */
+	int form;		/* enum ij_form */
+	uint64_t events;	/* elements seen in the events array */
+	uint64_t off;		/* decompressed bytes consumed */
+	/* private */
+	int state;
+	int cap_kind;		/* what the running capture is for */
+	int cap_mode;		/* container, string or scalar */
+	int depth;
+	bool in_str, esc, cap_over, saw_events, events_done;
+	uint64_t cap_off;
+	struct tc_buf carry;	/* a capture spanning chunk boundaries */
+	struct tc_buf key;	/* the current top-level key */
+};
+
+void ij_scan_init(struct ij_scan *s, const struct ij_scan_ops *ops, void *ctx, const char *name);
+/** ij_scan_feed - scan the next @n bytes; 0 or -errno with @err set. */
+int ij_scan_feed(struct ij_scan *s, const char *buf, size_t n, struct tc_err *err);
+/** ij_scan_end - the input ended; checks it is complete.  0 or -errno. */
+int ij_scan_end(struct ij_scan *s, struct tc_err *err);
+void ij_scan_free(struct ij_scan *s);
+
+#endif /* ING_JSON_INT_H */

@@ -1,0 +1,516 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test-json.c - the JSON reader's pieces: the us -> ns number
+ * parser, the value parser, the streaming scanner at every chunk size, and
+ * small traces read end to end into a real trace store (SQLite file).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sqlite3.h>
+#include "tests/tap.h"
+#include "store/library.h"
+#include "ingest/ingest.h"
+#include "ingest/json-int.h"
+
+static void
+test_numbers(void)
+{
+	static const struct { const char *s; int ret; int64_t ns; } cases[] = {
+		{ "1", 0, 1000 },
+		{ "0", 0, 0 },
+		{ "1.5", 0, 1500 },
+		{ "123.456", 0, 123456 },
+		{ "4000000000000.123", 0, 4000000000000123LL },
+		{ "1623143089861234.567", 0, 1623143089861234567LL },
+		{ "0.0004", 0, 0 },
+		{ "0.0005", 0, 1 },
+		{ "0.9995", 0, 1000 },
+		{ "-1.5", 0, -1500 },
+		{ "-0.0005", 0, -1 },
+		{ "1.2345678", 0, 1235 },
+		{ "1e3", 0, 1000000 },
+		{ "2.5E-3", 0, 3 },
+		{ "", -EINVAL, 0 },
+		{ "-", -EINVAL, 0 },
+		{ "1.", -EINVAL, 0 },
+		{ ".5", -EINVAL, 0 },
+		{ "12a", -EINVAL, 0 },
+		{ "abc", -EINVAL, 0 },
+		{ "99999999999999999999", -ERANGE, 0 },
+		{ "1e300", -ERANGE, 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < TC_ARRAY_SIZE(cases); i++) {
+		int64_t ns = -42;
+		int ret = ij_us_to_ns(cases[i].s, strlen(cases[i].s), &ns);
+		char name[128];
+
+		snprintf(name, sizeof(name), "us_to_ns(\"%s\") returns %d", cases[i].s,
+			 cases[i].ret);
+		is_int(ret, cases[i].ret, name);
+		if (!ret && !cases[i].ret) {
+			snprintf(name, sizeof(name), "us_to_ns(\"%s\") = %lld", cases[i].s,
+				 (long long)cases[i].ns);
+			is_int(ns, cases[i].ns, name);
+		}
+	}
+}
+
+static void
+test_values(void)
+{
+	static const char *const good[] = {
+		"{}", "[]", "{\"a\":[1,2,{\"b\":null}],\"c\":\"x\\\"y\\u00e9\"}", "-0.5e+3",
+		"true", "false", "null", "\"\\ud83d\\ude00\"", "  {\"k\" : 1 }  ",
+	};
+	static const char *const badv[] = {
+		"{", "[1,]", "{\"a\"}", "{\"a\":}", "{a:1}", "\"abc", "\"\\x\"", "tru", "01x",
+		"[1 2]", "{\"a\":1,}", "\"\\u12g4\"", "-", "{\"a\":1]",
+	};
+	const char *why, *at, *end;
+	struct ij_val v;
+	struct tc_buf b;
+	size_t i;
+
+	for (i = 0; i < TC_ARRAY_SIZE(good); i++) {
+		end = ij_value(good[i], good[i] + strlen(good[i]), &v, &why, &at);
+		ok(end && ij_ws(end, good[i] + strlen(good[i])) == good[i] + strlen(good[i]),
+		   "valid JSON accepted: %s", good[i]);
+	}
+	for (i = 0; i < TC_ARRAY_SIZE(badv); i++) {
+		end = ij_value(badv[i], badv[i] + strlen(badv[i]), &v, &why, &at);
+		ok(!end || end != badv[i] + strlen(badv[i]), "invalid JSON rejected: %s", badv[i]);
+	}
+	tc_buf_init(&b);
+	end = ij_value(good[7], good[7] + strlen(good[7]), &v, &why, &at);
+	ij_str_decode(&v, &b);
+	is_str(b.data, "\xf0\x9f\x98\x80", "surrogate pair decodes to UTF-8");
+	tc_buf_reset(&b);
+	v.p = "a\\nb\\u00e9\\/";
+	v.n = strlen(v.p);
+	v.esc = true;
+	ij_str_decode(&v, &b);
+	is_str(b.data, "a\nb\xc3\xa9/", "escapes decode");
+	tc_buf_free(&b);
+	{
+		/* A deep nest is refused, not a stack overflow. */
+		size_t n = 100000;
+		char *deep = malloc(n);
+
+		memset(deep, '[', n);
+		ok(!ij_value(deep, deep + n, &v, &why, &at), "100000-deep nesting refused (%s)",
+		   why);
+		free(deep);
+	}
+}
+
+/* ---- scanner ---- */
+
+struct got {
+	struct tc_buf ev;	/* events joined by '\n' */
+	struct tc_buf meta;	/* key=value joined by '\n' */
+	uint64_t n;
+	uint64_t last_off;
+};
+
+static int
+got_event(void *ctx, const char *p, size_t n, uint64_t index, uint64_t off)
+{
+	struct got *g = ctx;
+
+	tc_buf_add(&g->ev, p, n);
+	tc_buf_addc(&g->ev, '\n');
+	g->n++;
+	g->last_off = off;
+	return 0;
+}
+
+static int
+got_meta(void *ctx, const char *key, size_t keylen, const char *val, size_t vallen, uint64_t off)
+{
+	struct got *g = ctx;
+
+	tc_buf_add(&g->meta, key, keylen);
+	tc_buf_addc(&g->meta, '=');
+	if (val)
+		tc_buf_add(&g->meta, val, vallen);
+	else
+		tc_buf_adds(&g->meta, "(big)");
+	tc_buf_addc(&g->meta, '\n');
+	return 0;
+}
+
+static const struct ij_scan_ops got_ops = { got_event, got_meta };
+
+/* Scan @doc in @chunk-byte pieces.  Returns the scanner's result. */
+static int
+scan_chunked(const char *doc, size_t len, size_t chunk, struct got *g, struct tc_err *err)
+{
+	struct ij_scan s;
+	size_t i;
+	int ret = 0;
+
+	memset(g, 0, sizeof(*g));
+	tc_buf_init(&g->ev);
+	tc_buf_init(&g->meta);
+	tc_err_clear(err);
+	ij_scan_init(&s, &got_ops, g, "mem.json");
+	for (i = 0; i < len && !ret; i += chunk)
+		ret = ij_scan_feed(&s, doc + i, TC_MIN(chunk, len - i), err);
+	if (!ret)
+		ret = ij_scan_end(&s, err);
+	ij_scan_free(&s);
+	return ret;
+}
+
+static void
+got_free(struct got *g)
+{
+	tc_buf_free(&g->ev);
+	tc_buf_free(&g->meta);
+}
+
+static void
+test_scanner(void)
+{
+	static const char obj[] =
+		"\xef\xbb\xbf{\"schemaVersion\": 1, \"deviceProperties\": [{\"name\": \"V100\"}],\n"
+		" \"traceEvents\": [\n"
+		"  {\"ph\": \"X\", \"name\": \"a}]\\\"[{\", \"ts\": 1.5, \"dur\": 2},\n"
+		"  {\"ph\":\"i\",\"args\":{\"x\":[1,{\"y\":\"\\\\\"}]}} ,\n"
+		"  {}\n"
+		" ],\n"
+		" \"traceName\": \"t\\\"n\", \"baseTimeNanoseconds\": 1700000000000000000,"
+		" \"flag\": true}\n";
+	static const char want_ev[] =
+		"{\"ph\": \"X\", \"name\": \"a}]\\\"[{\", \"ts\": 1.5, \"dur\": 2}\n"
+		"{\"ph\":\"i\",\"args\":{\"x\":[1,{\"y\":\"\\\\\"}]}}\n"
+		"{}\n";
+	static const char want_meta[] =
+		"schemaVersion=1\n"
+		"deviceProperties=[{\"name\": \"V100\"}]\n"
+		"traceName=\"t\\\"n\"\n"
+		"baseTimeNanoseconds=1700000000000000000\n"
+		"flag=true\n";
+	static const char arr[] = "[{\"ph\":\"B\"},{\"ph\":\"E\"},";	/* no ']' */
+	struct tc_err err;
+	struct got g;
+	size_t chunk;
+	int bad_chunks = 0, ret;
+
+	for (chunk = 1; chunk <= sizeof(obj); chunk++) {
+		ret = scan_chunked(obj, sizeof(obj) - 1, chunk, &g, &err);
+		if (ret || g.n != 3 || strcmp(g.ev.data, want_ev) || strcmp(g.meta.data, want_meta)) {
+			if (!bad_chunks++)
+				printf("# chunk %zu: ret %d (%s)\n# events:\n%s# meta:\n%s", chunk,
+				       ret, err.msg, g.ev.data ? g.ev.data : "",
+				       g.meta.data ? g.meta.data : "");
+		}
+		got_free(&g);
+	}
+	is_int(bad_chunks, 0, "Object form scans identically at every chunk size");
+
+	bad_chunks = 0;
+	for (chunk = 1; chunk <= sizeof(arr); chunk++) {
+		ret = scan_chunked(arr, sizeof(arr) - 1, chunk, &g, &err);
+		if (ret || g.n != 2)
+			bad_chunks++;
+		got_free(&g);
+	}
+	is_int(bad_chunks, 0, "Array form with a trailing comma and no ']' is accepted");
+
+	ret = scan_chunked("[1, \"x\", null]", 14, 3, &g, &err);
+	ok(!ret && g.n == 3, "scalar elements are handed out (to be counted bad)");
+	got_free(&g);
+	ret = scan_chunked("[{\"a\":1}, 12", 12, 5, &g, &err);
+	ok(!ret && g.n == 2, "a scalar ended by EOF in Array form is handed out");
+	got_free(&g);
+}
+
+static void
+scan_fails(const char *doc, const char *want, const char *name)
+{
+	struct tc_err err;
+	struct got g;
+	int ret = scan_chunked(doc, strlen(doc), 2, &g, &err);
+
+	ok(ret < 0 && strstr(err.msg, want) && strstr(err.msg, "mem.json"), "%s", name);
+	if (ret >= 0 || !strstr(err.msg, want))
+		printf("#   ret %d, message \"%s\", want \"%s\"\n", ret, err.msg, want);
+	got_free(&g);
+}
+
+static void
+test_scanner_errors(void)
+{
+	scan_fails("", "empty file", "empty input");
+	scan_fails("   \n", "empty file", "white space only");
+	scan_fails("hello", "byte 0: not JSON", "not JSON");
+	scan_fails("42", "wrong top-level shape", "a number at the top");
+	scan_fails("\"trace\"", "wrong top-level shape", "a string at the top");
+	scan_fails("{\"a\": 1}", "no \"traceEvents\"", "object without traceEvents");
+	scan_fails("{\"traceEvents\": 5}", "not an array", "traceEvents not an array");
+	scan_fails("[{\"ph\":\"X\",\"ts\":1", "truncated JSON: event object starting at byte 1",
+		   "cut inside an event");
+	scan_fails("[{\"ph\":\"X\",\"name\":\"ab", "truncated JSON", "cut inside a string");
+	scan_fails("{\"traceEvents\":[{}", "byte 18: truncated JSON", "Object form cut after an event");
+	scan_fails("{\"traceEvents\":[{}]", "top-level object is not closed",
+		   "Object form missing '}'");
+	scan_fails("[{}] x", "byte 5: invalid JSON: data after", "trailing garbage");
+	scan_fails("[{} {}]", "expected ',' or ']'", "missing comma");
+	scan_fails("{\"traceEvents\":[] \"x\":1}", "byte 18: invalid JSON: expected ',' or '}'",
+		   "missing comma between keys");
+}
+
+/* ---- end to end into a store ---- */
+
+struct e2e {
+	struct st_stats st;
+	sqlite3 *db;
+	char path[256];
+	int ret;
+	struct tc_err err;
+};
+
+static int
+e2e_run(struct e2e *x, const char *doc, size_t len)
+{
+	struct st_writer *w = NULL;
+	struct tc_input *in = NULL;
+	struct tc_err err2;
+
+	memset(x, 0, sizeof(*x));
+	snprintf(x->path, sizeof(x->path), "%s/test-json-%d.db",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+	x->ret = st_writer_open(&w, x->path, &x->err);
+	if (x->ret)
+		return x->ret;
+	x->ret = tc_input_open_mem(&in, doc, len, "e2e.json", &x->err);
+	if (!x->ret)
+		x->ret = ing_json_read(w, in, NULL, &x->err);
+	tc_input_close(in);
+	if (x->ret) {
+		st_writer_abort(w);
+		return x->ret;
+	}
+	tc_err_clear(&err2);
+	x->ret = st_writer_finish(w, &x->st, &x->err);
+	if (x->ret)
+		return x->ret;
+	x->ret = st_trace_open(&x->db, x->path, &x->err);
+	return x->ret;
+}
+
+static void
+e2e_close(struct e2e *x)
+{
+	if (x->db)
+		sqlite3_close(x->db);
+	unlink(x->path);
+}
+
+static long long
+q_int(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *s;
+	long long v = -999;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
+		printf("# sql error: %s: %s\n", sql, sqlite3_errmsg(db));
+		return -998;
+	}
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+static char *
+q_str(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *s;
+	char *v = NULL;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		return tc_xstrdup(sqlite3_errmsg(db));
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+		v = tc_xstrdup((const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	return v ? v : tc_xstrdup("(null)");
+}
+
+#define IS_Q(db, sql, want, name) do { char *s_ = q_str(db, sql); is_str(s_, want, name); \
+	free(s_); } while (0)
+
+static void
+test_e2e(void)
+{
+	static const char doc[] =
+		"{\"traceEvents\":[\n"
+		"{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":100,\"tid\":0,\"args\":{\"name\":\"trainer\"}},\n"
+		"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":100,\"tid\":7,\"args\":{\"name\":\"main \"}},\n"
+		"{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":0,\"tid\":0,\"args\":{\"labels\":\"GPU 0\"}},\n"
+		"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":0,\"tid\":99,\"args\":{\"name\":\"no events\"}},\n"
+		"{\"ph\":\"X\",\"name\":\"step\",\"cat\":\"cpu_op\",\"pid\":100,\"tid\":7,\"ts\":\"1000.0015\",\"dur\":50.25,\"args\":{\"External id\":1}},\n"
+		"{\"ph\":\"X\",\"name\":\"cudaLaunchKernel\",\"cat\":\"cuda_runtime\",\"pid\":100,\"tid\":7,\"ts\":1010,\"dur\":5},\n"
+		"{\"ph\":\"s\",\"name\":\"ac2g\",\"cat\":\"ac2g\",\"id\":42,\"pid\":100,\"tid\":7,\"ts\":1010},\n"
+		"{\"ph\":\"f\",\"name\":\"ac2g\",\"cat\":\"ac2g\",\"id\":42,\"bp\":\"e\",\"pid\":0,\"tid\":7,\"ts\":1020},\n"
+		"{\"ph\":\"f\",\"name\":\"ac2g\",\"cat\":\"ac2g\",\"id\":43,\"bp\":\"e\",\"pid\":100,\"tid\":7,\"ts\":1012},\n"
+		"{\"ph\":\"X\",\"name\":\"gemm\",\"cat\":\"kernel\",\"pid\":0,\"tid\":7,\"ts\":1020,\"dur\":30},\n"
+		"{\"ph\":\"B\",\"name\":\"outer\",\"pid\":\"host\",\"tid\":\"main\",\"ts\":2000},\n"
+		"{\"ph\":\"B\",\"name\":\"inner\",\"pid\":\"host\",\"tid\":\"main\",\"ts\":2001,\"args\":{\"k\":\"v\"}},\n"
+		"{\"ph\":\"s\",\"name\":\"hop\",\"cat\":\"c\",\"id\":\"0x1f\",\"pid\":\"host\",\"tid\":\"main\",\"ts\":2002},\n"
+		"{\"ph\":\"E\",\"pid\":\"host\",\"tid\":\"main\",\"ts\":2005},\n"
+		"{\"ph\":\"f\",\"name\":\"hop\",\"cat\":\"c\",\"id\":\"0x1f\",\"pid\":\"host\",\"tid\":\"other\",\"ts\":2003},\n"
+		"{\"ph\":\"X\",\"name\":\"later\",\"pid\":\"host\",\"tid\":\"other\",\"ts\":2004,\"dur\":1},\n"
+		"{\"ph\":\"E\",\"pid\":\"host\",\"tid\":\"nobody\",\"ts\":2006},\n"
+		"{\"ph\":\"i\",\"name\":\"mark\",\"s\":\"g\",\"pid\":\"\",\"tid\":\"\",\"ts\":2100},\n"
+		"{\"ph\":\"C\",\"name\":\"mem\",\"id\":3,\"pid\":100,\"ts\":2200,\"args\":{\"used\":5,\"free\":\"7.5\",\"note\":\"x\"}},\n"
+		"{\"ph\":\"b\",\"name\":\"req\",\"cat\":\"net\",\"id\":9,\"pid\":100,\"tid\":1,\"ts\":3000},\n"
+		"{\"ph\":\"n\",\"name\":\"req\",\"cat\":\"net\",\"id\":9,\"pid\":100,\"tid\":1,\"ts\":3001},\n"
+		"{\"ph\":\"e\",\"name\":\"req\",\"cat\":\"net\",\"id\":9,\"pid\":100,\"tid\":2,\"ts\":3010},\n"
+		"{\"ph\":\"X\",\"name\":\"v2a\",\"pid\":5,\"tid\":5,\"ts\":4000,\"dur\":1,\"bind_id\":77,\"flow_out\":true},\n"
+		"{\"ph\":\"X\",\"name\":\"v2b\",\"pid\":5,\"tid\":6,\"ts\":4005,\"dur\":1,\"bind_id\":77,\"flow_in\":true},\n"
+		"{\"ph\":\"X\",\"name\":\"nodur\",\"pid\":5,\"tid\":5,\"ts\":4010},\n"
+		"{\"ph\":\"X\",\"name\":\"negdur\",\"pid\":5,\"tid\":5,\"ts\":4010,\"dur\":-1},\n"
+		"{\"name\":\"noph\",\"ts\":1},\n"
+		"{\"ph\":\"i\",\"name\":\"nots\"},\n"
+		"{\"ph\":\"O\",\"name\":\"object snapshot\",\"id\":\"0x1\",\"ts\":5},\n"
+		"{\"ph\":\"X\",\"name\":\"open\",\"pid\":5,\"tid\":5,\"ts\":\"abc\",\"dur\":1},\n"
+		"17,\n"
+		"{\"ph\":\"B\",\"name\":\"never closed\",\"pid\":5,\"tid\":9,\"ts\":4500}\n"
+		"],\"traceName\":\"unit\",\"displayTimeUnit\":\"ns\",\"big\":{\"a\":[1,2]}}";
+	struct e2e x;
+	char *s;
+
+	if (e2e_run(&x, doc, sizeof(doc) - 1)) {
+		ok(0, "end-to-end ingest: %s", x.err.msg);
+		e2e_close(&x);
+		return;
+	}
+	ok(1, "end-to-end ingest succeeded");
+	/* X: step, cudaLaunchKernel, gemm, later, v2a, v2b = 6; B/E: inner, outer (closed at
+	 * the end), never closed; async req = 1 */
+	is_int(x.st.slices, 10, "slices");
+	is_int(x.st.instants, 2, "instants (global mark, async n)");
+	is_int(x.st.counters, 2, "counter samples (two numeric series)");
+	is_int(x.st.edges[ST_EDGE_FLOW], 3, "flow edges: ac2g 42, hop, v2 77");
+	/* bad: nodur, negdur, noph, nots, ts "abc", 17 */
+	is_int(x.st.bad_events, 6, "bad events counted");
+	/* unmatched: outer + never closed (closed at the end), E on nobody, f-only 43 */
+	is_int(x.st.unmatched, 4, "unmatched counted");
+	is_int(q_int(x.db, "SELECT ts FROM events e JOIN strings s ON s.id = e.name "
+		     "WHERE s.s = 'step'"), 1000002, "string ts \"1000.0015\" -> 1000002 ns");
+	is_int(q_int(x.db, "SELECT dur FROM events e JOIN strings s ON s.id = e.name "
+		     "WHERE s.s = 'step'"), 50250, "dur 50.25 -> 50250 ns");
+	IS_Q(x.db, "SELECT args FROM events e JOIN strings s ON s.id = e.name WHERE s.s = 'step'",
+	     "{\"External id\":1}", "args kept as JSON text");
+	IS_Q(x.db, "SELECT count(*) FROM events e JOIN strings s ON s.id = e.name "
+	     "WHERE s.s = 'cudaLaunchKernel' AND args IS NULL", "1", "no args -> NULL");
+	IS_Q(x.db, "SELECT d.kind || ' ' || d.name FROM devices d WHERE d.key = 'pid:0'", "1 GPU 0",
+	     "GPU device from process_labels");
+	IS_Q(x.db, "SELECT u.kind || ' ' || u.name FROM units u JOIN devices d ON d.id = u.device_id "
+	     "WHERE d.key = 'pid:0' AND u.key = 'tid:7'", "2 stream 7", "GPU tid is a stream");
+	IS_Q(x.db, "SELECT count(*) FROM units WHERE name = 'no events'", "0",
+	     "a named thread without events makes no unit");
+	IS_Q(x.db, "SELECT d.kind || ' ' || d.name FROM devices d WHERE d.key = 'pid:100'",
+	     "0 trainer", "process_name names the process");
+	IS_Q(x.db, "SELECT u.kind || ' ' || u.name FROM units u JOIN devices d ON d.id = u.device_id "
+	     "WHERE d.key = 'pid:100' AND u.key = 'tid:7'", "3 main", "thread_name, trimmed");
+	IS_Q(x.db, "SELECT group_concat(name, ',') FROM (SELECT u.name FROM units u "
+	     "WHERE u.kind = 5 ORDER BY u.name)", "mem[3].free,mem[3].used", "counter series names");
+	IS_Q(x.db, "SELECT group_concat(value, ',') FROM (SELECT value FROM events WHERE kind = 2 "
+	     "ORDER BY value)", "5.0,7.5", "counter values");
+	IS_Q(x.db, "SELECT e.dur FROM events e JOIN strings s ON s.id = e.name WHERE s.s = 'req'",
+	     "10000", "async b..e slice");
+	IS_Q(x.db, "SELECT group_concat(a || '>' || b, ' ') FROM (SELECT sa.s a, sb.s b FROM edges g "
+	     "JOIN events ea ON ea.id = g.src JOIN events eb ON eb.id = g.dst "
+	     "JOIN strings sa ON sa.id = ea.name JOIN strings sb ON sb.id = eb.name "
+	     "ORDER BY a)", "cudaLaunchKernel>gemm inner>later v2a>v2b",
+	     "flows bind to enclosing / next slices");
+	IS_Q(x.db, "SELECT group_concat(label, ' ') FROM (SELECT label FROM edges ORDER BY label)",
+	     "ac2g:42 flow:77 hop:0x1f", "flow labels");
+	s = q_str(x.db, "SELECT e.dur FROM events e JOIN strings s ON s.id = e.name "
+		  "WHERE s.s = 'outer'");
+	is_str(s, "2006000", "unmatched B closed at the end of the trace (4006 us)");
+	free(s);
+	IS_Q(x.db, "SELECT value FROM meta WHERE key = 'json.traceName'", "unit",
+	     "metadata after traceEvents kept");
+	IS_Q(x.db, "SELECT value FROM meta WHERE key = 'json.big'", "{\"a\":[1,2]}",
+	     "small object metadata kept as JSON");
+	e2e_close(&x);
+}
+
+static void
+e2e_fails(const char *doc, const char *want, const char *name)
+{
+	struct e2e x;
+	int ret = e2e_run(&x, doc, strlen(doc));
+
+	ok(ret < 0 && strstr(x.err.msg, want) && strstr(x.err.msg, "e2e.json"), "%s", name);
+	if (!(ret < 0 && strstr(x.err.msg, want)))
+		printf("#   ret %d, message \"%s\", want \"%s\"\n", ret, x.err.msg, want);
+	e2e_close(&x);
+	ok(access(x.path, F_OK) != 0, "%s: no file left", name);
+}
+
+static void
+test_e2e_errors(void)
+{
+	e2e_fails("[]", "not a trace: no timed events", "empty event array");
+	e2e_fails("{\"traceEvents\":[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,"
+		  "\"args\":{\"name\":\"x\"}}]}", "no timed events", "metadata only");
+	e2e_fails("[{\"ts\":1},{\"ph\":\"X\",\"ts\":1}]", "all 2 events are bad; first: event 0 at "
+		  "byte 1: missing ph", "all events bad");
+	e2e_fails("[{\"ph\":\"X\",\"ts\":1,\"dur\":1},{\"ph\":\"X\",\"ts\":1 \"dur\":1}]",
+		  "byte 44: invalid JSON in event 1: expected ',' or '}'", "syntax error in an event");
+	e2e_fails("{\"traceEvents\":[{\"ph\":\"i\",\"ts\":1}],\"x\":[1,}",
+		  "invalid JSON in top-level \"x\"", "syntax error in metadata");
+	e2e_fails("[{\"ph\":\"X\",\"ts\":1,\"dur\":1},[1,2,}]", "invalid JSON in event 1",
+		  "syntax error in a non-object element");
+}
+
+static void
+test_bigdoc_chunks(void)
+{
+	/* Events bigger than the 1 MiB read chunk cross chunk boundaries. */
+	struct tc_buf b;
+	struct e2e x;
+	int i;
+
+	tc_buf_init(&b);
+	tc_buf_adds(&b, "[");
+	for (i = 0; i < 5; i++) {
+		tc_buf_printf(&b, "%s{\"ph\":\"X\",\"name\":\"big%d\",\"pid\":1,\"tid\":1,\"ts\":%d,"
+			      "\"dur\":1,\"args\":{\"blob\":\"", i ? "," : "", i, i * 10);
+		for (int k = 0; k < 300000; k++)
+			tc_buf_adds(&b, "ab\\\"");
+		tc_buf_adds(&b, "\"}}");
+	}
+	tc_buf_adds(&b, "]");
+	if (e2e_run(&x, b.data, b.len)) {
+		ok(0, "5 events of 1.2 MB: %s", x.err.msg);
+	} else {
+		is_int(x.st.slices, 5, "5 events of 1.2 MB each ingest across chunk boundaries");
+		is_int(q_int(x.db, "SELECT length(args) FROM events LIMIT 1"), 1200000 + 11,
+		       "big args kept whole");
+	}
+	e2e_close(&x);
+	tc_buf_free(&b);
+}
+
+int
+main(void)
+{
+	test_numbers();
+	test_values();
+	test_scanner();
+	test_scanner_errors();
+	test_e2e();
+	test_e2e_errors();
+	test_bigdoc_chunks();
+	return tap_done();
+}
