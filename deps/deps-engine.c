@@ -391,8 +391,10 @@ flush_pieces(struct deps_engine *e, int64_t dst)
 			uint64_t lo = e->pieces[j].lo, hi = e->pieces[j].hi;
 			char *s;
 
+			/* one label item per contiguous run of bytes */
 			for (; j < e->npieces && e->pieces[j].src == e->pieces[i].src &&
-			     e->pieces[j].kind == e->pieces[i].kind && e->pieces[j].buf == buf; j++)
+			     e->pieces[j].kind == e->pieces[i].kind && e->pieces[j].buf == buf &&
+			     e->pieces[j].lo <= hi; j++)
 				hi = TC_MAX(hi, e->pieces[j].hi);
 			if (lo == 0 && hi == DEPS_WHOLE)
 				s = tc_xstrdup(e->bufs.v[buf]);

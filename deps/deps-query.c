@@ -442,19 +442,21 @@ out:
 
 /* ---- critical path ---- */
 
-/* The slice ending last in [start, end] over all units (top level); 0 if none. */
-static int64_t
-last_ending(struct q *q, int64_t start, int64_t end)
+/* The slice ending last in [start, end] over all units (top level) into
+ * *@out (0 if none).  Return: 0 or -errno with the error set. */
+static int
+last_ending(struct q *q, int64_t start, int64_t end, int64_t *out)
 {
 	sqlite3_stmt *units = NULL, *st = NULL;
 	int64_t best = 0, best_end = INT64_MIN;
+	int rc = 0;
 
 	if (sqlite3_prepare_v2(q->db, "SELECT id FROM units", -1, &units, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(q->db,
 			       "SELECT id, ts + dur FROM events WHERE unit = ?1 AND depth = 0 "
 			       "AND ts >= ?2 AND ts <= ?3 AND ts + dur <= ?3 AND kind = 0 "
 			       "ORDER BY ts DESC LIMIT 1", -1, &st, NULL) != SQLITE_OK) {
-		tc_err_set(q->err, -EIO, "critical path: %s", sqlite3_errmsg(q->db));
+		rc = tc_err_set(q->err, -EIO, "critical path: %s", sqlite3_errmsg(q->db));
 		goto out;
 	}
 	while (sqlite3_step(units) == SQLITE_ROW) {
@@ -474,7 +476,8 @@ last_ending(struct q *q, int64_t start, int64_t end)
 out:
 	sqlite3_finalize(units);
 	sqlite3_finalize(st);
-	return best;
+	*out = best;
+	return rc;
 }
 
 struct hop {
@@ -507,8 +510,7 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 		cur = end_eid;
 		start_ns = start_ns > 0 ? start_ns : INT64_MIN;
 	} else {
-		cur = last_ending(&q, start_ns, end_ns);
-		if (err && err->code)
+		if (last_ending(&q, start_ns, end_ns, &cur))
 			goto out;
 	}
 	while (cur) {

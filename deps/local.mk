@@ -9,3 +9,12 @@ TESTS += tests/unit/test-deps-engine
 tests_unit_test_deps_engine_SOURCES = tests/unit/test-deps-engine.c tests/tap.h
 tests_unit_test_deps_engine_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_deps_engine_LDADD = $(NX_LDADD)
+
+check_PROGRAMS += tests/unit/test-deps-query
+TESTS += tests/unit/test-deps-query
+tests_unit_test_deps_query_SOURCES = tests/unit/test-deps-query.c tests/tap.h
+tests_unit_test_deps_query_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_deps_query_LDADD = $(NX_LDADD)
+
+TESTS += tests/deps/rules.sh tests/deps/critical-path.sh
+EXTRA_DIST += tests/deps/deps-lib.sh tests/deps/rules.sh tests/deps/critical-path.sh

@@ -1,0 +1,39 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/deps/critical-path.sh - the critical path of a small pipeline with
+# known hops (tests/data/deps/pipeline.json: load -> compute1 -> compute2 ->
+# store through buffers X, Y, W on three in-order GPU streams), and the
+# program-order edges derived at query time.
+. "$NX_SRCDIR/tests/lib.sh"
+. "$NX_SRCDIR/tests/deps/deps-lib.sh"
+
+id=$(ingest_id "$DD/pipeline.json")
+ok $? "pipeline.json ingests"
+"$NX" critical-path --data "$T/d" "$id" --json >"$T/cp.json"
+ok $? "critical-path --json"
+is "$(jget "$T/cp.json" "' '.join('%s/%s/%s/%d/%d' % (h['name'], h['kind'], h['label'], h['wait_ns'], h['work_ns']) for h in j['hops'])")" \
+	"load/None/None/0/10000 compute1/flow/X[0:100]/2000/20000 compute2/flow/Y[0:100]/3000/10000 store/flow/W/5000/10000" \
+	"hops, edge kinds, waiting and working time"
+is "$(jget "$T/cp.json" "j['total_ns'], j['wait_ns'], j['work_ns'], j['truncated']")" \
+	"60000 10000 50000 False" "totals"
+
+# Ending at a chosen event, and within a window that cuts the first hop off.
+c2=$(eid "$id" compute2)
+"$NX" critical-path --data "$T/d" "$id" --event "$c2" --json >"$T/cp2.json"
+is "$(jget "$T/cp2.json" "' '.join(h['name'] for h in j['hops'])")" "load compute1 compute2" \
+	"--event ends the path at that event"
+"$NX" critical-path --data "$T/d" "$id" --start 11000 --end 46000 --json >"$T/cp3.json"
+is "$(jget "$T/cp3.json" "' '.join(h['name'] for h in j['hops'])")" "compute1 compute2" \
+	"a window picks the last event ending in it and stops at its start"
+"$NX" critical-path --data "$T/d" "$id" --kinds order --json >"$T/cp4.json"
+is "$(jget "$T/cp4.json" "' '.join('%s/%s' % (h['name'], h['label']) for h in j['hops'])")" \
+	"load/None store/program order" "order only: program order on the dma stream"
+
+# Program order is derived at query time on in-order units.
+st=$(eid "$id" store)
+"$NX" deps --data "$T/d" "$id" "$st" --dir in --kinds order --json >"$T/po.json"
+is "$(jget "$T/po.json" "[(e['kind'], e['label']) for e in j['edges']]")" \
+	"[('order', 'program order')]" "store follows load on its stream"
+"$NX" critical-path --data "$T/d" "$id" >"$T/cp.txt"
+check "human output has the totals" grep -q "total 60000 ns: 10000 waiting, 50000 working over 4 hops" "$T/cp.txt"
+done_testing

@@ -1,0 +1,63 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/deps/rules.sh - the access-set and semaphore rules through the real
+# binary: ingest hand-built Chrome JSON traces with known answers and check
+# the stored edges (tests/data/deps/*.json, answers in docs/dependencies.md).
+. "$NX_SRCDIR/tests/lib.sh"
+. "$NX_SRCDIR/tests/deps/deps-lib.sh"
+
+id=$(ingest_id "$DD/rules.json")
+ok $? "rules.json ingests"
+is "$(edges "$id")" \
+"r3>w4:anti:A[0:128];t_short>t_long:output:C;tf_first>tf_second:output:D;\
+w1>r3:flow:A[0:32];w1>w2:output:A[32:64];w1>w4:output:A[0:32];w2>r3:flow:A[32:96];\
+w2>w4:output:A[32:96];wb>rb:flow:B[16:32],B[256:264];wb>wb2:output:B[64:80]" \
+	"partial overlaps, whole buffers, two writers, ties by end then file order"
+is "$(jget "$T/ingest.json" "j['flows']['flow'], j['flows']['output'], j['flows']['anti'], j['bad_access']")" \
+	"3 6 1 0" "ingest --json counts the derived edges by kind"
+
+# Semaphores: counts in completion order (s1 ends at 10, s3 at 20, s2 at 30),
+# the third signal satisfies S>=3, unsatisfiable waits give no edge, chains.
+id=$(ingest_id "$DD/sems.json")
+ok $? "sems.json ingests"
+is "$(edges "$id")" \
+	"c1>c2:order:P>=1;c2>c3:order:Q>=1;c3>c4:order:R[0]>=1;s2>wait3:order:S>=3;s3>wait2:order:S>=2" \
+	"semaphore waits resolved in completion order"
+c4=$(eid "$id" c4)
+"$NX" deps --data "$T/d" "$id" "$c4" --dir in --depth 5 --json >"$T/chain.json"
+ok $? "deps --json on a chain of waits"
+is "$(jget "$T/chain.json" "' '.join('%s:%d' % (n['name'], n['hop']) for n in j['nodes'])")" \
+	"c4:0 c3:-1 c2:-2 c1:-3" "the chain of waits, hop by hop"
+is "$(jget "$T/chain.json" "j['truncated'], len(j['edges'])")" "False 3" "three edges, not truncated"
+"$NX" deps --data "$T/d" "$id" "$c4" --dir in --depth 5 --budget 2 --json >"$T/chain2.json"
+is "$(jget "$T/chain2.json" "j['truncated'], len(j['edges'])")" "True 2" "the edge budget truncates"
+"$NX" deps --data "$T/d" "$id" "$c4" --dir in --depth 1 --json >"$T/chain3.json"
+is "$(jget "$T/chain3.json" "len(j['nodes'])")" "2" "--depth 1 stops after one hop"
+"$NX" deps --data "$T/d" "$id" "$c4" --kinds flow --json >"$T/chain4.json"
+is "$(jget "$T/chain4.json" "len(j['edges'])")" "0" "--kinds flow skips order edges"
+"$NX" deps --data "$T/d" "$id" "$c4" >"$T/human.txt"
+check "human output names the semaphore" grep -q "c3 .*order *R\[0\]>=1" "$T/human.txt"
+
+# Malformed strings: counted, first example reported, the trace still ingests.
+id=$(ingest_id "$DD/bad.json")
+ok $? "bad.json still ingests"
+is "$(jget "$T/ingest.json" "j['bad_access']")" "5" "five malformed strings counted"
+is "$(jget "$T/ingest.json" "j['first_bad_access']")" 'event 2: bad access string "A[16:8]"' \
+	"the first example is reported"
+is "$(edges "$id")" "good_w>bad_r:flow:A[0:4]" "the well-formed strings of a bad event still count"
+is "$(jget "$T/ingest.json" "j['slices']")" "5" "every event is kept"
+
+# Bad command lines are rejected with a message.
+"$NX" deps --data "$T/d" "../etc" 1 2>"$T/err" >/dev/null
+is "$?" "1" "deps rejects a malformed trace id"
+check "with a message" grep -q "invalid trace id" "$T/err"
+"$NX" deps --data "$T/d" "$id" 999 2>"$T/err" >/dev/null
+is "$?" "1" "deps on a missing event fails"
+check "saying so" grep -q "no event 999" "$T/err"
+"$NX" deps --data "$T/d" "$id" 1 --kinds flow,bogus 2>/dev/null >/dev/null
+is "$?" "2" "deps rejects unknown kinds"
+"$NX" deps --help | grep -q "usage: neuron-explorer deps"
+ok $? "deps --help"
+"$NX" critical-path --help | grep -q "usage: neuron-explorer critical-path"
+ok $? "critical-path --help"
+done_testing
