@@ -135,6 +135,10 @@ struct pf_ctx {
 	int64_t ts_offset;	/* ing_opts.ts_offset_ns */
 	int64_t max_ts;
 	uint64_t packets, skipped, events;
+	uint64_t n_type[5];		/* TrackEvents by type */
+	uint64_t n_phase[128];		/* untyped legacy events by phase */
+	uint64_t n_end_unmatched;	/* SLICE_END with no open slice */
+	uint64_t n_compressed;
 	int depth;		/* compressed_packets nesting */
 	json_t *scratch;
 };
@@ -185,16 +189,12 @@ pf_strmap_clear(struct pf_map *m)
 static void
 pf_seq_reset(struct pf_seq *s)
 {
+	/* Interned data and incremental counters restart; trace_packet_defaults
+	 * stay until replaced (as in Perfetto's trace processor). */
 	pf_map_clear(&s->names);
 	pf_strmap_clear(&s->cats);
 	pf_strmap_clear(&s->dnames);
 	pf_strmap_clear(&s->dvals);
-	s->has_def_track = false;
-	s->def_clock = 0;
-	free(s->def_extra);
-	free(s->def_dextra);
-	s->def_extra = s->def_dextra = NULL;
-	s->n_def_extra = s->n_def_dextra = 0;
 	s->gen++;
 	s->valid = true;
 }
@@ -203,6 +203,8 @@ static void
 pf_seq_free(struct pf_seq *s)
 {
 	pf_seq_reset(s);
+	free(s->def_extra);
+	free(s->def_dextra);
 	pf_map_free(&s->names);
 	pf_map_free(&s->cats);
 	pf_map_free(&s->dnames);
@@ -910,6 +912,7 @@ pf_slice_end(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int64_t ts
 	int64_t seq;
 
 	if (!t->nopen) {
+		c->n_end_unmatched++;
 		st_writer_count_unmatched(c->w);
 		return;
 	}
@@ -987,26 +990,33 @@ pf_event_track(struct pf_ctx *c, struct pf_seq *s, const PfEvent *te)
 	return pf_track_get(c, 0, NULL);
 }
 
-/* Legacy async events (phase b/e/n, S/F/T) go to a track per id in the process. */
+/*
+ * Legacy async events (phase b/e/n, S/F/T) go to a track per (id,
+ * id_scope), process-scoped unless the id is a global_id, as in Perfetto's
+ * legacy Chrome async tracks.
+ */
 static struct pf_track *
 pf_async_track(struct pf_ctx *c, struct pf_track *base, const PfLegacy *le, uint32_t name)
 {
 	int64_t pid = 0;
+	bool global = !le->has_unscoped_id && le->has_global_id, has_pid;
 	uint64_t id = le->has_unscoped_id ? le->unscoped_id :
 		      le->has_global_id ? le->global_id : le->local_id;
+	uint64_t key = id;	/* the end of a legacy async slice carries no name */
 	bool created;
 	struct pf_track *t;
+	const char *sc;
 
-	pf_track_pid(c, base, &pid);
-	t = pf_track_get(c, PF_UUID_ASYNC(pid, id), &created);
+	for (sc = le->id_scope; sc && *sc; sc++)
+		key = (key ^ (unsigned char)*sc) * 0x100000001B3ULL;
+	has_pid = !global && pf_track_pid(c, base, &pid);
+	t = pf_track_get(c, PF_UUID_ASYNC(has_pid ? pid : 0, key) ^ (global ? 1ULL << 56 : 0),
+			 &created);
 	if (created) {
 		t->kind = PF_TRK_NAMED;
-		if (base->has_pid || pf_track_pid(c, base, &pid)) {
-			t->pid = pid;
-			t->has_pid = true;
-		}
+		t->pid = pid;
+		t->has_pid = has_pid;
 		t->name = tc_xasprintf("async %" PRIx64, id);
-		(void)name;
 	}
 	return t;
 }
@@ -1020,6 +1030,11 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	uint32_t name = 0, cat;
 	int type = te->has_type ? te->type : PF_TE_UNSPEC;
 	uint64_t v;
+
+	if (type >= 0 && type < 5)
+		c->n_type[type]++;
+	if (type == PF_TE_UNSPEC && le && le->has_phase && le->phase > 0 && le->phase < 128)
+		c->n_phase[le->phase]++;
 
 	if (te->has_timestamp_absolute_us) {
 		ts = te->timestamp_absolute_us * 1000;
@@ -1092,8 +1107,10 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args(s, te));
 		break;
 	default:
-		st_writer_count_bad(c->w, "%s: legacy event phase '%c' not supported", c->name,
-				    le->phase > 32 && le->phase < 127 ? le->phase : '?');
+		/* object (N/O/D), metadata, sample and memory-dump phases: not
+		 * timeline events, skipped like the trace processor does; counted
+		 * in meta perfetto_stats. */
+		break;
 	}
 }
 
@@ -1206,6 +1223,7 @@ pf_packet(struct pf_ctx *c, const uint8_t *data, size_t len, uint64_t off)
 		goto out;
 	}
 	if (p->compressed_packets.len) {
+		c->n_compressed++;
 		ret = pf_compressed(c, &p->compressed_packets, off);
 		goto out;
 	}
@@ -1402,6 +1420,38 @@ pf_finish(struct pf_ctx *c)
 	}
 }
 
+/* meta perfetto_stats: what the reader saw, for tests and `info`. */
+static void
+pf_stats_meta(struct pf_ctx *c)
+{
+	static const char *const types[] = { "unspecified", "slice_begin", "slice_end",
+					     "instant", "counter" };
+	json_t *o = json_object(), *t = json_object(), *ph = json_object();
+	char key[2] = { 0 };
+	char *txt;
+	int i;
+
+	json_object_set_new(o, "packets", json_integer((json_int_t)c->packets));
+	json_object_set_new(o, "skipped_needs_state", json_integer((json_int_t)c->skipped));
+	json_object_set_new(o, "compressed_blocks", json_integer((json_int_t)c->n_compressed));
+	for (i = 0; i < 5; i++)
+		json_object_set_new(t, types[i], json_integer((json_int_t)c->n_type[i]));
+	json_object_set_new(o, "track_events", t);
+	for (i = 1; i < 128; i++) {
+		if (!c->n_phase[i])
+			continue;
+		key[0] = (char)i;
+		json_object_set_new(ph, key, json_integer((json_int_t)c->n_phase[i]));
+	}
+	json_object_set_new(o, "legacy_phases", ph);
+	json_object_set_new(o, "end_without_begin", json_integer((json_int_t)c->n_end_unmatched));
+	json_object_set_new(o, "flow_edges", json_integer((json_int_t)c->nedges));
+	txt = json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS);
+	st_writer_set_meta(c->w, "perfetto_stats", txt);
+	free(txt);
+	json_decref(o);
+}
+
 int
 ing_perfetto_read(struct st_writer *w, struct tc_input *in, const struct ing_opts *opts,
 		  struct tc_err *err)
@@ -1495,6 +1545,7 @@ ing_perfetto_read(struct st_writer *w, struct tc_input *in, const struct ing_opt
 	st_writer_set_meta(w, "perfetto_packets", num);
 	snprintf(num, sizeof(num), "%" PRIu64, c.skipped);
 	st_writer_set_meta(w, "perfetto_skipped_packets", num);
+	pf_stats_meta(&c);
 out:
 	free(buf);
 	pf_ctx_free(&c);
