@@ -346,12 +346,17 @@ get_thread(struct jreader *r, const struct ij_val *pid, const struct ij_val *tid
 	uint64_t h;
 	int i, di;
 
-	/* key = pid \x1f tid, raw texts (a string "7" and a number 7 differ) */
+	/* key = pid \x1f tid as text: Kineto writes tid 25738 and "25738" for one thread */
 	tc_buf_reset(&r->t2);
-	tc_buf_add(&r->t2, pid->p ? pid->p : "", pid->p ? pid->n : 0);
-	tc_buf_addc(&r->t2, pid->type == IJ_STR ? '\x1e' : '\x1f');
-	tc_buf_add(&r->t2, tid->p ? tid->p : "", tid->p ? tid->n : 0);
-	tc_buf_addc(&r->t2, tid->type == IJ_STR ? '\x1e' : '\x1f');
+	if (pid->type == IJ_STR)
+		ij_str_decode(pid, &r->t2);
+	else if (pid->p)
+		tc_buf_add(&r->t2, pid->p, pid->n);
+	tc_buf_addc(&r->t2, '\x1f');
+	if (tid->type == IJ_STR)
+		ij_str_decode(tid, &r->t2);
+	else if (tid->p)
+		tc_buf_add(&r->t2, tid->p, tid->n);
 	if (r->last_thr >= 0 && r->last_key.len == r->t2.len &&
 	    !memcmp(r->last_key.data, r->t2.data, r->t2.len))
 		return r->last_thr;
