@@ -3,7 +3,7 @@
  * deps/deps-intervals.c - the interval map of one buffer: disjoint byte
  * intervals, each with its last writer and the events that read it since,
  * kept in a treap ordered by start offset.  An access cuts the intervals at
- * its two ends (O(log n)), detaches the covered ones, reports dependencies
+ * its two ends (O(log n) expected), detaches the covered ones, reports dependencies
  * and puts back either one interval (a write) or the pieces with the reader
  * added (a read).  Reader sets are shared, reference-counted lists, so
  * cutting an interval in two copies nothing.
@@ -120,28 +120,28 @@ merge(struct node *a, struct node *b)
 	return b;
 }
 
-/* Make @x an interval boundary: split the interval strictly containing it. */
-static void
-cut(struct deps_imap *m, uint64_t x)
+static struct node *
+rightmost(struct node *t)
 {
-	struct node *t = m->root, *found = NULL, *n, *l, *r;
+	while (t && t->r)
+		t = t->r;
+	return t;
+}
 
-	while (t) {
-		if (x <= t->lo) {
-			t = t->l;
-		} else if (x >= t->hi) {
-			t = t->r;
-		} else {
-			found = t;
-			break;
-		}
-	}
-	if (!found)
-		return;
-	n = node_new(m, x, found->hi, found->writer, rl_get(found->readers));
-	found->hi = x;
-	split(m->root, x, &l, &r);
-	m->root = merge(merge(l, n), r);
+/*
+ * If the last interval of @t runs past @x, cut it there and return the part
+ * from @x on (a new node, sharing the reader set), else NULL.
+ */
+static struct node *
+cut_tail(struct deps_imap *m, struct node *t, uint64_t x)
+{
+	struct node *last = rightmost(t), *n;
+
+	if (!last || last->hi <= x)
+		return NULL;
+	n = node_new(m, x, last->hi, last->writer, rl_get(last->readers));
+	last->hi = x;
+	return n;
 }
 
 static void
@@ -211,16 +211,21 @@ void
 deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid,
 		 deps_emit_fn emit, void *ctx)
 {
-	struct node *l, *mid, *r;
+	struct node *l, *mid, *r, *n;
 	uint64_t cur = lo;
 	size_t i;
 
 	if (lo >= hi)
 		return;
-	cut(m, lo);
-	cut(m, hi);
+	/* detach the intervals inside [lo, hi), cutting the ones across its ends */
 	split(m->root, lo, &l, &mid);
+	n = cut_tail(m, l, lo);
+	if (n)
+		mid = merge(n, mid);
 	split(mid, hi, &mid, &r);
+	n = cut_tail(m, mid, hi);
+	if (n)
+		r = merge(n, r);
 	m->vlen = 0;
 	collect(m, mid);
 	mid = NULL;

@@ -18,3 +18,8 @@ tests_unit_test_deps_query_LDADD = $(NX_LDADD)
 
 TESTS += tests/deps/rules.sh tests/deps/critical-path.sh
 EXTRA_DIST += tests/deps/deps-lib.sh tests/deps/rules.sh tests/deps/critical-path.sh
+
+# The synthetic trace generator for bench/deps-bench.sh (tests/deps-gen.c).
+noinst_PROGRAMS += tests/deps-gen
+tests_deps_gen_SOURCES = tests/deps-gen.c
+EXTRA_DIST += bench/deps-bench.sh
