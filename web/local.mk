@@ -1,1 +1,22 @@
-# web/: the browser UI, served by the server from $(pkgdatadir)/web.
+# SPDX-License-Identifier: MIT
+# web/: the browser UI (plain HTML, CSS and ES modules; no build step), installed into
+# $(pkgdatadir)/web and served by `neuron-explorer serve`.
+nobase_dist_pkgdata_DATA += \
+	web/index.html \
+	web/css/nx.css \
+	web/js/api.js \
+	web/js/app.js \
+	web/js/library.js \
+	web/js/timeline.js \
+	web/js/util.js
+
+# Real-browser tests: Debian's chromium driven by playwright-core (npm ci in tests/browser).
+TESTS += tests/browser/run.sh
+EXTRA_DIST += \
+	tests/browser/run.sh \
+	tests/browser/ui.mjs \
+	tests/browser/package.json \
+	tests/browser/package-lock.json \
+	tests/browser/data/two-gpus.json \
+	tests/browser/data/xss-names.json \
+	tests/browser/data/not-a-trace.txt

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: MIT
+// tests/browser/ui.mjs - drives the web UI in headless chromium against a running server
+// ($NX_URL) and prints TAP. Steps run in order on one browser, as an engineer would use it:
+// upload, library, timeline rows, zoom/pan, selection with flow edges, search, range summary,
+// link round-trip, untrusted names, delete. Screenshots of each step go to $NX_SHOTS.
+import { chromium } from 'playwright-core';
+import path from 'node:path';
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const URL0 = process.env.NX_URL;
+const SHOTS = process.env.NX_SHOTS || path.join(process.env.NX_TMP || '/tmp', 'shots');
+const TRACES = process.env.NX_TRACES || '';
+fs.mkdirSync(SHOTS, { recursive: true });
+
+/* The main trace: a real one from ../shared/traces when present, else our hand-written one. */
+const shared = TRACES && path.join(TRACES, 'hta_simple_add_a100.json.gz');
+const MAIN = shared && fs.existsSync(shared) ? shared : path.join(HERE, 'data/two-gpus.json');
+const XSS = path.join(HERE, 'data/xss-names.json');
+const BAD = path.join(HERE, 'data/not-a-trace.txt');
+
+let n = 0;
+let failed = 0;
+const ctx = {};
+
+async function step(name, fn) {
+	n++;
+	const t0 = Date.now();
+	try {
+		await fn();
+		console.log(`ok ${n} - ${name} (${Date.now() - t0} ms)`);
+	} catch (e) {
+		failed++;
+		console.log(`not ok ${n} - ${name}`);
+		for (const line of String(e && e.stack || e).split('\n').slice(0, 8))
+			console.log('#   ' + line);
+		if (ctx.page)
+			await ctx.page.screenshot({ path: path.join(SHOTS, `FAILED-${n}.png`) }).catch(() => {});
+	}
+}
+
+function assert(cond, msg) {
+	if (!cond)
+		throw new Error('assertion failed: ' + msg);
+}
+
+function eq(got, want, msg) {
+	const g = JSON.stringify(got);
+	const w = JSON.stringify(want);
+	if (g !== w)
+		throw new Error(`${msg}: got ${g.slice(0, 300)}, want ${w.slice(0, 300)}`);
+}
+
+async function api(p) {
+	const r = await fetch(URL0 + p);
+	const t = await r.text();
+	if (!r.ok)
+		throw new Error(`GET ${p}: ${r.status} ${t.slice(0, 200)}`);
+	return JSON.parse(t);
+}
+
+const shot = (name) => ctx.page.screenshot({ path: path.join(SHOTS, name + '.png') });
+const state = () => ctx.page.evaluate(() => window.__nx.state);
+const waitState = (fn, arg, timeout = 15000) => ctx.page.waitForFunction(fn, arg, { timeout, polling: 50 });
+
+async function uploadViaPage(file) {
+	const page = ctx.page;
+	await page.setInputFiles('#upload-input', file);
+	const base = path.basename(file);
+	/* Wait for the server's answer to the upload: accepted or rejected. */
+	await page.waitForFunction((b) => [...document.querySelectorAll('.upload-item')]
+		.some((x) => x.textContent.includes(b) && (x.classList.contains('ok') || x.classList.contains('failed'))), base, { timeout: 30000 });
+}
+
+async function waitReady(name) {
+	await ctx.page.waitForFunction((nm) => [...document.querySelectorAll('#lib-table tbody tr')]
+		.some((r) => r.querySelector('td.name').textContent.includes(nm) && /ready|failed/.test(r.dataset.status)), name, { timeout: 60000 });
+	const j = await api('/api/traces?limit=500');
+	const t = j.traces.find((x) => x.name === name || String(x.name).includes(name));
+	assert(t, `trace ${name} listed`);
+	return t;
+}
+
+async function main() {
+	const browser = await chromium.launch({
+		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+		args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+			'--disable-background-networking', '--disable-component-update', '--disable-sync'],
+	});
+	ctx.browser = browser;
+	const page = await browser.newPage({ viewport: { width: 1440, height: 860 } });
+	ctx.page = page;
+	ctx.dialogs = [];
+	ctx.errors = [];
+	page.on('dialog', (d) => {
+		ctx.dialogs.push(d.message());
+		if (ctx.expectConfirm)
+			d.accept();
+		else
+			d.dismiss();
+	});
+	page.on('pageerror', (e) => ctx.errors.push(e.message));
+
+	await step('library page loads', async () => {
+		await page.goto(URL0 + '/');
+		await page.waitForSelector('#library:not([hidden])');
+		await page.waitForFunction(() => document.getElementById('status-line').textContent.includes('runs'));
+		await shot('01-library-empty');
+	});
+
+	await step('a rejected upload shows the server\'s reason', async () => {
+		await uploadViaPage(BAD);
+		const item = page.locator('.upload-item', { hasText: 'not-a-trace.txt' });
+		if (await item.evaluate((x) => x.classList.contains('failed'))) {
+			const msg = await item.locator('.msg').textContent();
+			assert(/rejected \(4\d\d/.test(msg), `message names the status: ${msg}`);
+			assert(msg.length > 'rejected (415 x): '.length + 5, `message carries the detail: ${msg}`);
+		} else {
+			/* Accepted, then the ingest must fail and the row must say why. */
+			const t = await waitReady('not-a-trace');
+			eq(t.status, 'failed', 'the text file fails to ingest');
+			const txt = await page.locator(`#lib-table tr[data-id="${t.id}"] .status`).textContent();
+			assert(t.error && txt.includes(t.error), `row shows the server error: ${txt}`);
+		}
+		await shot('02-upload-rejected');
+	});
+
+	await step(`upload ${path.basename(MAIN)} through the page`, async () => {
+		await uploadViaPage(MAIN);
+		const item = page.locator('.upload-item', { hasText: path.basename(MAIN) });
+		assert(await item.evaluate((x) => x.classList.contains('ok')), 'upload accepted: ' + await item.textContent());
+		ctx.main = await waitReady(path.basename(MAIN));
+		eq(ctx.main.status, 'ready', 'ingest status');
+		const row = page.locator(`#lib-table tr[data-id="${ctx.main.id}"]`);
+		await page.waitForFunction((id) => {
+			const r = document.querySelector(`#lib-table tr[data-id="${id}"] td.devices`);
+			return r && r.textContent && r.textContent !== '…';
+		}, ctx.main.id);
+		const cells = await row.locator('td').allTextContents();
+		const events = ctx.main.slices + ctx.main.instants + ctx.main.counters;
+		assert(cells[3].replace(/,/g, '') === String(events), `event count cell ${cells[3]} = ${events}`);
+		await shot('03-library-uploaded');
+	});
+
+	await step('timeline rows match the trace units', async () => {
+		await page.click(`#lib-table tr[data-id="${ctx.main.id}"] a.trace-link`);
+		await waitState(() => window.__nx.state.ready);
+		const u = await api(`/api/traces/${ctx.main.id}/units`);
+		ctx.units = u;
+		const st = await state();
+		eq(st.units, u.units.map((x) => x.id), 'rows in API order');
+		assert(st.stats.timelineAnswers >= 1, 'a /timeline answer arrived');
+		assert(/units=/.test(st.stats.lastUrl) && /px=\d+/.test(st.stats.lastUrl), 'request names units and px: ' + st.stats.lastUrl);
+		ctx.full = { start: st.start, end: st.end };
+		await shot('04-timeline');
+	});
+
+	await step('device groups collapse and expand', async () => {
+		const box = await page.locator('#tl-overlay').boundingBox();
+		const dev0 = ctx.units.units[0].device_id;
+		const inDev0 = ctx.units.units.filter((x) => x.device_id === dev0).length;
+		await page.mouse.click(box.x + 60, box.y + 8);
+		let st = await state();
+		eq(st.units.length, ctx.units.units.length - inDev0, 'rows after collapsing the first device');
+		await shot('05-collapsed');
+		await page.mouse.click(box.x + 60, box.y + 8);
+		st = await state();
+		eq(st.units.length, ctx.units.units.length, 'rows after expanding');
+	});
+
+	await step('W/S zoom, A/D pan, wheel zoom issue new /timeline requests', async () => {
+		const box = await page.locator('#tl-overlay').boundingBox();
+		await page.mouse.move(box.x + box.width * 0.6, box.y + box.height * 0.5);
+		let st = await state();
+		const before = st.stats.timelineRequests;
+		await page.keyboard.down('w');
+		await page.waitForTimeout(400);
+		await page.keyboard.up('w');
+		await page.waitForTimeout(100);
+		const z = await state();
+		assert(z.end - z.start < (st.end - st.start) * 0.8, `W zooms in: ${z.end - z.start} < ${st.end - st.start}`);
+		await page.keyboard.down('d');
+		await page.waitForTimeout(250);
+		await page.keyboard.up('d');
+		const p = await state();
+		assert(p.start > z.start, 'D pans right');
+		await page.mouse.wheel(0, 400);
+		await page.waitForTimeout(100);
+		const w = await state();
+		assert(w.end - w.start > p.end - p.start, 'wheel down zooms out');
+		await waitState((b) => window.__nx.state.stats.timelineAnswers > 1 && window.__nx.state.stats.timelineRequests > b, before);
+		st = await state();
+		const m = /start=(\d+)&end=(\d+)/.exec(decodeURIComponent(st.stats.lastUrl));
+		assert(m && Math.abs(Number(m[1]) - st.start) < 2 && Math.abs(Number(m[2]) - st.end) < 2, 'last request is the visible window');
+		await shot('06-zoomed');
+	});
+
+	await step('select an event with flows: edges listed and arrows drawn', async () => {
+		const s = await api(`/api/traces/${ctx.main.id}/search?q=cudaLaunchKernel&limit=200`);
+		let ev = null;
+		for (const m of s.matches.slice(0, 60)) {
+			const d = await api(`/api/traces/${ctx.main.id}/events/${m.id}`);
+			if ((d.edges.out.flow || []).length || (d.edges.in.flow || []).length) {
+				ev = d;
+				break;
+			}
+		}
+		assert(ev, 'some cudaLaunchKernel has a flow edge');
+		ctx.ev = ev;
+		const d = Math.max(ev.dur, 1000) * 20;
+		await page.goto(`${URL0}/#trace=${ctx.main.id}&start=${ev.ts - d}&end=${ev.ts + d}&sel=${ev.id}`);
+		await waitState((id) => window.__nx.state.sel === id && window.__nx.state.detailLoaded && window.__nx.state.ready, ev.id);
+		const nOut = ev.edges.out.flow.length;
+		const nIn = ev.edges.in.flow.length;
+		eq(await page.locator('.edge-dir[data-dir=out] ul[data-kind=flow] a.edge-link').count(), nOut, 'out flow edges listed');
+		eq(await page.locator('.edge-dir[data-dir=in] ul[data-kind=flow] a.edge-link').count(), nIn, 'in flow edges listed');
+		const title = await page.locator('#tl-details h3').textContent();
+		eq(title, ev.name, 'details title');
+		await waitState((id) => window.__nx.state.arrows.some((a) => a.kind === 'flow' && (a.src === id || a.dst === id)), ev.id);
+		const st = await state();
+		const flowArrows = st.arrows.filter((a) => a.kind === 'flow');
+		const want = new Set([...ev.edges.out.flow.map((e) => `${ev.id}>${e.id}`), ...ev.edges.in.flow.map((e) => `${e.id}>${ev.id}`)]);
+		for (const a of flowArrows)
+			assert(want.has(`${a.src}>${a.dst}`), `arrow ${a.src}>${a.dst} is one of the event's flows`);
+		eq(flowArrows.length, want.size, 'one arrow per flow edge');
+		await shot('07-selected-flows');
+		/* The flow toggle hides them. */
+		await page.uncheck('#tl-kinds input[data-kind=flow]');
+		await page.waitForTimeout(100);
+		eq((await state()).arrows.filter((a) => a.kind === 'flow').length, 0, 'flow arrows hidden by the toggle');
+		await page.check('#tl-kinds input[data-kind=flow]');
+	});
+
+	await step('click on the canvas selects the event under the cursor', async () => {
+		await page.keyboard.press('Escape');
+		eq((await state()).sel, null, 'Escape clears the selection');
+		const pos = await page.evaluate((id) => window.__nx.timeline.locate(id), ctx.ev.id);
+		assert(pos, 'selected event is drawn');
+		await page.mouse.click(pos.x, pos.y);
+		await waitState((id) => window.__nx.state.sel === id && window.__nx.state.detailLoaded, ctx.ev.id);
+		await page.mouse.move(pos.x, pos.y + 1);
+		await page.waitForSelector('#tl-tooltip:not([hidden])');
+		const tip = await page.locator('#tl-tooltip').textContent();
+		assert(tip.includes(ctx.ev.name), 'hover tooltip names the event: ' + tip);
+		await shot('08-clicked');
+		/* Jump along an edge from the panel. */
+		const first = page.locator('#tl-details a.edge-link').first();
+		const target = Number(await first.getAttribute('data-eid'));
+		await first.click();
+		await waitState((id) => window.__nx.state.sel === id && window.__nx.state.detailLoaded, target);
+		await page.locator('#tl-chain').click();
+		await waitState(() => window.__nx.state.chain !== null);
+		assert((await state()).chain.nodes >= 2, 'follow chain finds events');
+		await shot('09-chain');
+	});
+
+	await step('search: match count and next/previous', async () => {
+		const q = 'cudaLaunchKernel';
+		const api1 = await api(`/api/traces/${ctx.main.id}/search?q=${q}&limit=3`);
+		await page.fill('#tl-search', q);
+		await page.press('#tl-search', 'Enter');
+		await waitState((id) => window.__nx.state.sel === id && window.__nx.state.detailLoaded, api1.matches[0].id);
+		const c = await page.locator('#tl-search-count').textContent();
+		eq(c.replace(/,/g, ''), `1 / ${api1.total}`, 'match count');
+		if (api1.total > 1) {
+			await page.press('#tl-search', 'Enter');
+			await waitState((id) => window.__nx.state.sel === id, api1.matches[1].id);
+			await page.press('#tl-search', 'Shift+Enter');
+			await waitState((id) => window.__nx.state.sel === id, api1.matches[0].id);
+		}
+		await shot('10-search');
+	});
+
+	await step('shift-drag selects a range and shows a sortable summary', async () => {
+		await page.locator('#tl-overlay').hover();
+		await page.keyboard.press('0');
+		await page.waitForTimeout(100);
+		const box = await page.locator('#tl-overlay').boundingBox();
+		const y = box.y + 40;
+		await page.mouse.move(box.x + 260, y);
+		await page.keyboard.down('Shift');
+		await page.mouse.down();
+		await page.mouse.move(box.x + box.width * 0.8, y, { steps: 6 });
+		await page.mouse.up();
+		await page.keyboard.up('Shift');
+		await waitState(() => window.__nx.state.summaryRows !== null);
+		const st = await state();
+		const sum = await api(`/api/traces/${ctx.main.id}/summary?start=${Math.floor(st.range.start)}&end=${Math.ceil(st.range.end)}`);
+		eq(st.summaryRows, sum.rows.length, 'summary rows as the API gives');
+		assert(sum.rows.length > 0, 'range holds events');
+		eq(await page.locator('#tl-summary tbody tr').count(), Math.min(sum.rows.length, 2000), 'table rows');
+		await page.click('#tl-summary th[data-key=count]');
+		const counts = (await page.locator('#tl-summary tbody tr td:nth-child(2)').allTextContents()).map((x) => Number(x.replace(/,/g, '')));
+		for (let i = 1; i < counts.length; i++)
+			assert(counts[i - 1] >= counts[i], 'sorted by count, descending');
+		await shot('11-range-summary');
+	});
+
+	await step('the URL reproduces window and selection', async () => {
+		await page.fill('#tl-search', 'cudaLaunchKernel');
+		await page.press('#tl-search', 'Enter');
+		await page.locator('#tl-overlay').hover();
+		await page.keyboard.down('w');
+		await page.waitForTimeout(150);
+		await page.keyboard.up('w');
+		await page.waitForTimeout(400);	/* the URL is written 250 ms after the last change */
+		const st = await state();
+		const url = page.url();
+		assert(url.includes('sel=' + st.sel), 'URL has the selection: ' + url);
+		const p2 = await ctx.browser.newPage({ viewport: { width: 1440, height: 860 } });
+		await p2.goto(url);
+		await p2.waitForFunction((id) => window.__nx.state.sel === id && window.__nx.state.detailLoaded && window.__nx.state.ready, st.sel, { timeout: 15000 });
+		const s2 = await p2.evaluate(() => window.__nx.state);
+		const tol = Math.max(2, Math.abs(st.start) * 4e-16 * 8);
+		assert(Math.abs(s2.start - st.start) <= tol && Math.abs(s2.end - st.end) <= tol,
+			`same window: ${s2.start}..${s2.end} vs ${st.start}..${st.end}`);
+		eq(await p2.locator('#tl-details h3').textContent(), await page.locator('#tl-details h3').textContent(), 'same details');
+		await p2.screenshot({ path: path.join(SHOTS, '12-link-reloaded.png') });
+		await p2.close();
+	});
+
+	await step('names with markup are shown as text', async () => {
+		await page.goto(URL0 + '/');
+		await uploadViaPage(XSS);
+		const t = await waitReady('xss-names.json');
+		eq(t.status, 'ready', 'xss trace ingested');
+		ctx.xss = t;
+		await page.goto(`${URL0}/#trace=${t.id}`);
+		await waitState(() => window.__nx.state.ready);
+		await page.fill('#tl-search', '<img src=x onerror=alert(2)>');
+		await page.press('#tl-search', 'Enter');
+		await waitState(() => window.__nx.state.detailLoaded);
+		eq(await page.locator('#tl-details h3').textContent(), '<img src=x onerror=alert(2)>', 'name as text');
+		const args = await page.locator('#tl-details table.args').textContent().catch(() => '');
+		const box = await page.locator('#tl-overlay').boundingBox();
+		await page.mouse.move(box.x + 100, box.y + 40);	/* hover the label column: tooltip with the unit name */
+		await page.waitForTimeout(100);
+		await shot('13-markup-names');
+		const injected = await page.evaluate(() => ({
+			img: document.querySelectorAll('img').length,
+			scripts: [...document.scripts].filter((s) => !s.src).length,
+			b: document.querySelectorAll('#tl-details b').length,
+		}));
+		eq(injected, { img: 0, scripts: 0, b: 0 }, 'no element made from trace data');
+		eq(ctx.dialogs, [], 'no dialog fired');
+		void args;
+	});
+
+	await step('help overlay and delete with confirmation', async () => {
+		await page.evaluate(() => document.activeElement && document.activeElement.blur());
+		await page.keyboard.press('?');
+		await page.waitForSelector('#help:not([hidden])');
+		await shot('14-help');
+		await page.keyboard.press('Escape');
+		await page.waitForSelector('#help', { state: 'hidden' });
+		await page.goto(URL0 + '/');
+		await page.waitForSelector(`#lib-table tr[data-id="${ctx.xss.id}"]`);
+		const text = await page.locator(`#lib-table tr[data-id="${ctx.xss.id}"] td.name`).textContent();
+		assert(text.includes('xss-names.json'), 'row name');
+		ctx.expectConfirm = true;
+		await page.click(`#lib-table tr[data-id="${ctx.xss.id}"] button.danger`);
+		await page.waitForSelector(`#lib-table tr[data-id="${ctx.xss.id}"]`, { state: 'detached', timeout: 10000 });
+		ctx.expectConfirm = false;
+		assert(ctx.dialogs.length === 1 && /Delete run/.test(ctx.dialogs[0]), 'asked first: ' + ctx.dialogs);
+		const r = await fetch(`${URL0}/api/traces/${ctx.xss.id}`);
+		eq(r.status, 404, 'trace gone from the API');
+		await shot('15-deleted');
+	});
+
+	await step('no script errors in the page', async () => {
+		eq(ctx.errors, [], 'page errors');
+	});
+
+	await browser.close();
+	console.log(`1..${n}`);
+	console.log(`# ${n - failed} passed, ${failed} failed`);
+	process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+	console.log(`not ok ${n + 1} - harness: ${String(e && e.message || e).split('\n')[0]}`);
+	console.log(`1..${n + 1}`);
+	process.exit(1);
+});
