@@ -217,6 +217,30 @@ deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int6
 
 	if (lo >= hi)
 		return;
+	/* fast path: the access covers exactly one interval (tiles reused whole) */
+	for (n = m->root; n && n->lo != lo;)
+		n = lo < n->lo ? n->l : n->r;
+	if (n && n->hi == hi) {
+		struct rlist *nr;
+
+		if (write) {
+			if (n->writer && n->writer != eid)
+				emit(ctx, n->writer, ST_EDGE_OUTPUT, lo, hi);
+			for (struct rlist *rd = n->readers; rd; rd = rd->next)
+				if (rd->eid != eid)
+					emit(ctx, rd->eid, ST_EDGE_ANTI, lo, hi);
+			rl_put(n->readers);
+			n->readers = NULL;
+			n->writer = eid;
+			return;
+		}
+		if (n->writer && n->writer != eid)
+			emit(ctx, n->writer, ST_EDGE_FLOW, lo, hi);
+		nr = rl_push(n->readers, eid);
+		rl_put(n->readers);
+		n->readers = nr;
+		return;
+	}
 	/* detach the intervals inside [lo, hi), cutting the ones across its ends */
 	split(m->root, lo, &l, &mid);
 	n = cut_tail(m, l, lo);

@@ -20,6 +20,7 @@
 #define NENG 6		/* 4 compute engines + 2 DMA queues */
 #define NBUF 16
 #define BUF_BYTES (1u << 20)
+#define TILE 512
 
 static uint64_t rng;
 
@@ -66,9 +67,10 @@ main(int argc, char **argv)
 		int e = (int)(i % NENG);
 		int64_t dur = 50 + below(450), ts = cursor[e] + below(40);
 		unsigned b1 = below(NBUF), b2 = below(NBUF), b3 = below(NBUF);
-		unsigned o1 = below(BUF_BYTES / 64) * 64, o2 = below(BUF_BYTES / 64) * 64;
-		unsigned o3 = below(BUF_BYTES / 64) * 64;
-		unsigned l1 = 64 * (1 + below(16)), l2 = 64 * (1 + below(16)), l3 = 64 * (1 + below(16));
+		/* tiles of 512 bytes, as a compiler would allocate them; one or two per access */
+		unsigned o1 = below(BUF_BYTES / TILE) * TILE, o2 = below(BUF_BYTES / TILE) * TILE;
+		unsigned o3 = below(BUF_BYTES / TILE) * TILE;
+		unsigned l1 = TILE * (1 + below(2)), l2 = TILE * (1 + below(2)), l3 = TILE * (1 + below(2));
 		char args[512];
 
 		cursor[e] = ts + dur;
