@@ -400,8 +400,8 @@ cap_do_upload(struct cap_run *r, const char *out)
 	} else {
 		id = json_string_value(json_object_get(resp, "id"));
 		u = json_string_value(json_object_get(resp, "url"));
-		fprintf(stderr, "neuron-explorer: uploaded %s as %s: %s%s\n", out, id ? id : "?",
-			url, u ? u : "");
+		fprintf(stderr, "neuron-explorer: uploaded %s as %s: %.*s%s\n", out, id ? id : "?",
+			(int)(strlen(url) - (url[strlen(url) - 1] == '/')), url, u ? u : "");
 	}
 	json_decref(resp);
 	free(token);

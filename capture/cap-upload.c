@@ -261,7 +261,8 @@ cmd_upload(int argc, char **argv)
 	u = json_string_value(json_object_get(resp, "url"));
 	printf("%s\n", id ? id : "");
 	if (!o.quiet)
-		fprintf(stderr, "neuron-explorer: uploaded %s: %s%s\n", file, url, u ? u : "");
+		fprintf(stderr, "neuron-explorer: uploaded %s: %.*s%s\n", file,
+			(int)(strlen(url) - (url[strlen(url) - 1] == '/')), url, u ? u : "");
 	ret = 0;
 out:
 	json_decref(resp);

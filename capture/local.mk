@@ -20,6 +20,6 @@ tests_unit_test_capture_config_SOURCES = tests/unit/test-capture-config.c tests/
 tests_unit_test_capture_config_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_capture_config_LDADD = $(NX_LDADD)
 
-TESTS += tests/capture/env.sh
+TESTS += tests/capture/env.sh tests/capture/capture.sh tests/capture/upload.sh
 EXTRA_DIST += tests/capture examples/train.py docs/capture.md
 

@@ -84,7 +84,18 @@ class _Hook:
         if self.active > 0:
             kw["schedule"] = schedule(wait=self.wait, warmup=self.warmup,
                                       active=self.active, repeat=1)
-            kw["on_trace_ready"] = self.on_ready
+        else:                          # record from the window start to exit
+            from torch.profiler import ProfilerAction
+            w, u = self.wait, self.warmup
+
+            def until_exit(step):
+                if step < w:
+                    return ProfilerAction.NONE
+                if step < w + u:
+                    return ProfilerAction.WARMUP
+                return ProfilerAction.RECORD
+            kw["schedule"] = until_exit
+        kw["on_trace_ready"] = self.on_ready
         self.prof = profile(**kw)
         self.clock["profiler_start"] = self._clock()
         self.prof.__enter__()
