@@ -381,7 +381,7 @@ ij_scan_end(struct ij_scan *s, struct tc_err *err)
 				  "object is not closed", s->name, (unsigned long long)s->off);
 	}
 	if (!s->saw_events)
-		return tc_err_set(err, -EINVAL, "%s: not a trace: the JSON object has no "
-				  "\"traceEvents\" array", s->name);
+		return tc_err_set(err, -EINVAL, "%s: byte %llu: not a trace: the JSON object has "
+				  "no \"traceEvents\" array", s->name, (unsigned long long)s->off);
 	return 0;
 }

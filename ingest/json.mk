@@ -8,3 +8,7 @@ TESTS += tests/unit/test-json
 tests_unit_test_json_SOURCES = tests/unit/test-json.c tests/tap.h
 tests_unit_test_json_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_json_LDADD = $(NX_LDADD)
+
+# Shell tests through the real binary (golden counts vs a Python oracle, bad inputs, torch).
+TESTS += tests/json/golden.sh tests/json/bad-input.sh tests/json/torch.sh
+EXTRA_DIST += tests/json tests/data/json

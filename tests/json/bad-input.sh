@@ -1,0 +1,61 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/json/bad-input.sh - every kind of bad JSON input fails the ingest with
+# a non-zero exit and a one-line message naming the file and the byte offset
+# or event index, and leaves the traces already stored untouched; a few bad
+# events are skipped and counted without failing the trace.
+. "${NX_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
+PY=${PYTHON3:-/usr/bin/python3}
+D="$NX_SRCDIR/tests/data/json"
+
+"$NX" ingest --data "$T/d" --json "$D/small-object.json" >"$T/good.json"
+ok $? "a good trace is stored first"
+good_id=$(jget "$T/good.json" "j['id']")
+snapshot() { (cd "$T/d/traces" && ls && sha256sum ./*) 2>&1; "$NX" info --data "$T/d" "$good_id" 2>&1; }
+snapshot >"$T/before.txt"
+
+# fails NAME FILE PATTERN: exit non-zero, one line on stderr naming the file
+# and matching PATTERN (a grep -E regex).
+fails() {
+	"$NX" ingest --data "$T/d" "$2" >"$T/out.txt" 2>"$T/err.txt"
+	rc=$?
+	[ $rc -ne 0 ]; ok $? "$1: exit status non-zero ($rc)"
+	is "$(wc -l <"$T/err.txt" | tr -d ' ')" 1 "$1: one-line message"
+	grep -q "$(basename "$2")" "$T/err.txt"; ok $? "$1: message names the file"
+	grep -Eq "$3" "$T/err.txt"; ok $? "$1: message says /$3/"
+	sed 's/^/#   /' "$T/err.txt"
+}
+
+fails "not JSON" "$D/not-json.txt" "not (JSON|a trace).*(byte|offset) 0"
+fails "truncated JSON" "$D/truncated.json" "byte [0-9]+: truncated JSON: event object starting at byte 67"
+fails "wrong top-level shape" "$D/wrong-shape.json" "(wrong top-level shape|not a trace).*(byte|offset) 0"
+fails "empty file" "$D/empty.json" "empty file"
+fails "JSON that is not a trace" "$D/not-a-trace.json" "byte [0-9]+: not a trace: .*traceEvents"
+fails "all events bad" "$D/all-bad.json" "all 3 events are bad; first: event 0 at byte 1: missing ph"
+
+# Truncated gzip: a gzip'd trace cut short.
+"$PY" -c "import gzip,sys; sys.stdout.buffer.write(gzip.compress(open(sys.argv[1],'rb').read()*40))" \
+	"$D/small-object.json" >"$T/whole.json.gz"
+head -c 600 "$T/whole.json.gz" >"$T/cut.json.gz"
+fails "truncated gzip" "$T/cut.json.gz" "(truncated|corrupt|unexpected end).*gzip|gzip.*(truncated|corrupt)"
+
+# Cut in the middle of a real trace.
+if [ -n "$SHARED" ]; then
+	head -c 300000 "$SHARED/catapult_flow.json" >"$T/flow-cut.json"
+	fails "real trace cut mid-event" "$T/flow-cut.json" "byte 300000: truncated JSON: event object starting at byte [0-9]+"
+else
+	skip "no ../shared/traces"
+fi
+
+snapshot >"$T/after.txt"
+cmp -s "$T/before.txt" "$T/after.txt"; ok $? "nothing already stored changed"
+
+# A few bad events are skipped and counted; the trace still ingests.
+"$NX" ingest --data "$T/d" --json "$D/missing-fields.json" >"$T/mf.json" 2>"$T/mf.err"
+ok $? "trace with bad events ingests"
+is "$(jget "$T/mf.json" "j['bad_events']")" 6 "6 bad events counted"
+is "$(jget "$T/mf.json" "j['slices']")" 2 "2 good slices kept"
+is "$(jget "$T/mf.json" "j['instants']")" 1 "1 good instant kept"
+is "$(jget "$T/mf.json" "j.get('first_bad_event', '')")" "event 1 at byte 89: X event without dur" \
+   "first bad event named with index and byte"
+done_testing
