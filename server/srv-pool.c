@@ -75,6 +75,23 @@ trace_span(struct srv_pool_conn *c)
 	c->end_ns = meta_i64(c->db, "end_ns", INT64_MIN);
 	if (c->start_ns != INT64_MIN && c->end_ns != INT64_MIN)
 		return;
+	/* the stats the writer stored */
+	if (sqlite3_prepare_v2(c->db, "SELECT value FROM meta WHERE key = 'stats'", -1, &st,
+			       NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(st, 0);
+		json_t *j = t ? json_loads(t, 0, NULL) : NULL;
+		json_t *a = json_object_get(j, "start_ns"), *b = json_object_get(j, "end_ns");
+
+		if (json_is_integer(a) && json_is_integer(b)) {
+			c->start_ns = json_integer_value(a);
+			c->end_ns = json_integer_value(b);
+		}
+		json_decref(j);
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (c->start_ns != INT64_MIN && c->end_ns != INT64_MIN)
+		return;
 	c->start_ns = 0;
 	c->end_ns = 0;
 	if (sqlite3_prepare_v2(c->db, "SELECT MIN(ts), MAX(ts + dur) FROM events", -1, &st,

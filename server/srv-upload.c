@@ -7,8 +7,11 @@
  * buffer, never kept) to catch truncated or corrupt streams, and the first
  * decompressed bytes go to ing_detect() to refuse what is not a trace.  The
  * file kept is exactly the bytes sent (gzip stays gzip; the readers detect it
- * by magic).  Over --max-upload the request is answered 413 at once, the
- * rest of the body is discarded and the partial file removed.
+ * by magic).  Over --max-upload: a Content-Length above the limit is answered
+ * 413 before any byte is read; a chunked body is cut off when it passes the
+ * limit (partial file removed at once, nothing more written) and answered
+ * 413 when the client stops sending (or the connection is closed after
+ * SRV_DISCARD_MAX more bytes).
  *
  * Durability: the 202 goes out only after the file is fsync'ed, moved into
  * DATA/raw by st_library_add_raw() and the catalog row is committed.
@@ -29,6 +32,7 @@
 #define HEAD_MAX 4096		/* decompressed bytes given to ing_detect() */
 #define NAME_MAX_LEN 256
 #define TAGS_MAX_LEN 1024
+#define SRV_DISCARD_MAX (64ULL << 20)	/* refused bytes read before closing */
 
 struct srv_upload {
 	struct srv *srv;
@@ -36,6 +40,7 @@ struct srv_upload {
 	char *tmp_path;		/* NULL once moved or removed */
 	EVP_MD_CTX *md;
 	uint64_t bytes;
+	uint64_t discarded;	/* body bytes read after a refusal */
 	bool counted;		/* holds an uploads_active slot */
 	bool wait;
 	bool multipart;
@@ -383,13 +388,10 @@ up_begin(struct srv_req *r)
 	return MHD_YES;
 }
 
-static enum MHD_Result
-up_fail_reply(struct srv_req *r)
+/* Drop the partial file at once: a refused upload fills no disk. */
+static void
+up_drop_file(struct srv_upload *u)
 {
-	struct srv_upload *u = r->up;
-
-	atomic_fetch_add(&r->srv->m.upload_rejected, 1);
-	/* the partial file goes now, not when the connection ends */
 	if (u->fd >= 0) {
 		close(u->fd);
 		u->fd = -1;
@@ -399,6 +401,15 @@ up_fail_reply(struct srv_req *r)
 		free(u->tmp_path);
 		u->tmp_path = NULL;
 	}
+}
+
+static enum MHD_Result
+up_fail_reply(struct srv_req *r)
+{
+	struct srv_upload *u = r->up;
+
+	atomic_fetch_add(&r->srv->m.upload_rejected, 1);
+	up_drop_file(u);
 	return srv_reply_error(r, u->fail_status, u->fail_code, "%s", u->fail_detail);
 }
 
@@ -528,6 +539,17 @@ srv_upload(struct srv_req *r, const char *data, size_t *size)
 	}
 	u = r->up;
 	if (*size) {
+		/*
+		 * libmicrohttpd 0.9.75 cannot queue an answer in the middle of a
+		 * body, so a refused upload is read to its end without being
+		 * stored (the file is already gone) and answered then; past
+		 * SRV_DISCARD_MAX more bytes the connection is simply closed.
+		 */
+		if (u->fail_status) {
+			u->discarded += *size;
+			*size = 0;
+			return u->discarded > SRV_DISCARD_MAX ? MHD_NO : MHD_YES;
+		}
 		if (u->multipart) {
 			if (MHD_post_process(u->pp, data, *size) != MHD_YES && !u->fail_status)
 				up_fail(u, 400, "bad_request", "malformed multipart body");
@@ -536,7 +558,7 @@ srv_upload(struct srv_req *r, const char *data, size_t *size)
 		}
 		*size = 0;
 		if (u->fail_status)
-			return up_fail_reply(r);
+			up_drop_file(u);
 		return MHD_YES;
 	}
 	return up_finish(r);
