@@ -1,10 +1,417 @@
 /* SPDX-License-Identifier: MIT */
-/* cli/cmd-convert.c - placeholder until the module lands. */
+/*
+ * cli/cmd-convert.c - `neuron-explorer convert IN OUT [--to ntff|pftrace|json]`:
+ * wrap any supported trace into a .ntff (original bytes + manifest), or load
+ * any supported input into a temporary store and export it as a plain
+ * Perfetto trace or Chrome JSON.
+ */
+#include "config.h"
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include "cli/cmds.h"
+#include "store/library.h"
+#include "ingest/ingest.h"
+#include "ingest/ntff.h"
+#include "ingest/perfetto-int.h"
+
+enum { CV_NTFF, CV_PFTRACE, CV_JSON };
+
+static void
+convert_usage(FILE *f)
+{
+	fprintf(f,
+		"usage: neuron-explorer convert [--to ntff|pftrace|json] IN OUT\n"
+		"\n"
+		"Convert a trace.  IN is any supported input (Chrome/Kineto JSON, Perfetto\n"
+		"protobuf, .ntff; gzip'd or not; detected by content).  The output format comes\n"
+		"from --to or OUT's extension (.ntff, .pftrace/.perfetto-trace/.pb, .json):\n"
+		"\n"
+		"  ntff     a run container holding IN's original bytes as one section plus a\n"
+		"           manifest (an .ntff input is copied section by section)\n"
+		"  pftrace  a plain Perfetto trace: tracks, slices, instants, counters, flows;\n"
+		"           args and our other dependency kinds as debug annotations\n"
+		"  json     Chrome Trace Event JSON (X, i, C, s/f flow events, M names)\n"
+		"\n"
+		"OUT \"-\" writes to standard output.  Exit status 1 on any error.\n");
+}
+
+static int
+convert_target(const char *to, const char *out)
+{
+	const char *ext = strrchr(out, '.');
+
+	if (to) {
+		if (!strcmp(to, "ntff"))
+			return CV_NTFF;
+		if (!strcmp(to, "pftrace") || !strcmp(to, "perfetto"))
+			return CV_PFTRACE;
+		if (!strcmp(to, "json"))
+			return CV_JSON;
+		return -1;
+	}
+	if (!ext)
+		return -1;
+	if (!strcmp(ext, ".ntff"))
+		return CV_NTFF;
+	if (!strcmp(ext, ".pftrace") || !strcmp(ext, ".perfetto-trace") || !strcmp(ext, ".pb"))
+		return CV_PFTRACE;
+	if (!strcmp(ext, ".json"))
+		return CV_JSON;
+	return -1;
+}
+
+/* The format of @path by content (decompressing gzip), or -errno. */
+static int
+convert_detect(const char *path, struct tc_err *err)
+{
+	struct tc_input *in = NULL;
+	unsigned char head[64];
+	long n;
+	int rc;
+
+	rc = tc_input_open(&in, path, err);
+	if (rc < 0)
+		return rc;
+	n = tc_input_read(in, head, sizeof(head), err);
+	tc_input_close(in);
+	if (n < 0)
+		return (int)n;
+	rc = n ? ing_detect(head, (size_t)n) : ING_FMT_UNKNOWN;
+	if (rc == ING_FMT_UNKNOWN)
+		return tc_err_set(err, -EINVAL, "%s: not a trace (not JSON, Perfetto or .ntff)", path);
+	return rc;
+}
+
+static json_t *
+convert_argv(int argc, char **argv)
+{
+	json_t *a = json_array();
+	int i;
+
+	json_array_append_new(a, json_string("neuron-explorer"));
+	for (i = 0; i < argc; i++)
+		json_array_append_new(a, json_string(argv[i]));
+	return a;
+}
+
+static int
+convert_to_ntff(const char *in, const char *out, int fmt, int argc, char **argv,
+		struct tc_err *err)
+{
+	struct ntff_writer *w = NULL;
+	json_t *m, *sections = json_array();
+	char host[256] = "";
+	const char *base = strrchr(in, '/');
+	int64_t t0 = tc_now_ns();
+	char *dump, *name;
+	int ret = 0;
+
+	base = base ? base + 1 : in;
+	gethostname(host, sizeof(host) - 1);
+	ret = ntff_writer_open(&w, out, err);
+	if (ret < 0)
+		goto out;
+	if (fmt == ING_FMT_NTFF) {
+		struct ntff_reader *r = NULL;
+		size_t i;
+
+		ret = ntff_open(&r, in, err);
+		if (ret < 0)
+			goto out;
+		for (i = 0; i < ntff_count(r) && !ret; i++) {
+			const struct ntff_section *s = ntff_section(r, i);
+			void *data;
+			size_t len;
+
+			if (s->kind == NTFF_SEC_MANIFEST)
+				continue;
+			ret = ntff_read(r, i, &data, &len, err);
+			if (!ret)
+				ret = ntff_writer_add(w, s->kind, s->name, data, len,
+						      (s->flags & NTFF_F_ZLIB) != 0, err);
+			if (!ret)
+				json_array_append_new(sections, json_pack(
+					"{s:s, s:s, s:s, s:I}", "name", s->name, "kind",
+					ntff_kind_name(s->kind), "layer", "import", "size",
+					(json_int_t)len));
+			free(data);
+		}
+		ntff_close(r);
+		if (ret < 0)
+			goto out;
+	} else {
+		int kind = fmt == ING_FMT_PERFETTO ? NTFF_SEC_PERFETTO : NTFF_SEC_JSON;
+
+		name = tc_xasprintf("import/%s", base);
+		ret = ntff_writer_add_file(w, kind, name, in, true, err);
+		if (!ret)
+			json_array_append_new(sections, json_pack("{s:s, s:s, s:s}", "name", name,
+								  "kind", ntff_kind_name(kind),
+								  "layer", "import"));
+		free(name);
+		if (ret < 0)
+			goto out;
+	}
+	m = json_pack("{s:s, s:i, s:s, s:s, s:o, s:{s:s}, s:I, s:I, s:{s:i}, s:{}, "
+		      "s:{s:{s:s, s:I}}, s:O, s:[]}",
+		      "format", "neuron-explorer-convert", "format_version", 1,
+		      "tool_version", PACKAGE_VERSION, "host", host,
+		      "command", convert_argv(argc, argv),
+		      "config", "source", in,
+		      "start_ns", (json_int_t)t0, "end_ns", (json_int_t)tc_now_ns(),
+		      "exit", "status", 0,
+		      "clock",
+		      "layers", "import", "source_format", ing_format_name(fmt),
+		      "clock_offset_ns", (json_int_t)0,
+		      "sections", sections, "errors");
+	dump = json_dumps(m, JSON_INDENT(1));
+	json_decref(m);
+	ret = ntff_writer_add(w, NTFF_SEC_MANIFEST, "manifest.json", dump, strlen(dump), false, err);
+	free(dump);
+out:
+	json_decref(sections);
+	if (w) {
+		int rc = ntff_writer_close(w, ret < 0 ? NULL : err);
+
+		if (!ret)
+			ret = rc;
+	}
+	if (ret < 0)
+		unlink(out);
+	return ret;
+}
+
+/* ---- Chrome JSON export ---- */
+
+static int
+convert_json_event(FILE *f, json_t *ev, bool *first)
+{
+	int rc;
+
+	if (fputs(*first ? "\n" : ",\n", f) == EOF)
+		return -EIO;
+	*first = false;
+	rc = json_dumpf(ev, f, JSON_COMPACT);
+	json_decref(ev);
+	return rc ? -EIO : 0;
+}
+
+static int
+convert_export_json(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
+{
+	sqlite3_stmt *s = NULL, *es = NULL;
+	bool first = true;
+	int ret = 0;
+
+	if (fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f) == EOF)
+		goto werr;
+	/* names: one process per device, one thread per unit */
+	if (sqlite3_prepare_v2(db, "SELECT u.id, u.device_id, u.name, d.name FROM units u "
+			       "JOIN devices d ON d.id = u.device_id", -1, &s, NULL) != SQLITE_OK)
+		goto sqlerr;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		json_int_t tid = sqlite3_column_int64(s, 0), pid = sqlite3_column_int64(s, 1);
+
+		if (convert_json_event(f, json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "ph", "M",
+						    "name", "process_name", "pid", pid, "tid", 0,
+						    "args", "name",
+						    (const char *)sqlite3_column_text(s, 3)), &first) ||
+		    convert_json_event(f, json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "ph", "M",
+						    "name", "thread_name", "pid", pid, "tid", tid,
+						    "args", "name",
+						    (const char *)sqlite3_column_text(s, 2)), &first))
+			goto werr;
+	}
+	sqlite3_finalize(s);
+	s = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT e.id, e.unit, u.device_id, e.ts, e.dur, e.kind, "
+			       "coalesce(n.s, ''), c.s, e.value, e.args FROM events e "
+			       "JOIN units u ON u.id = e.unit "
+			       "LEFT JOIN strings n ON n.id = e.name "
+			       "LEFT JOIN strings c ON c.id = e.cat ORDER BY e.id", -1, &s, NULL) !=
+	    SQLITE_OK)
+		goto sqlerr;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		json_int_t tid = sqlite3_column_int64(s, 1), pid = sqlite3_column_int64(s, 2);
+		double ts = (double)sqlite3_column_int64(s, 3) / 1000.0;
+		int kind = sqlite3_column_int(s, 5);
+		const char *nm = (const char *)sqlite3_column_text(s, 6);
+		json_t *ev = json_pack("{s:s, s:I, s:I, s:f}", "name", nm, "pid", pid, "tid", tid,
+				       "ts", ts);
+		json_t *args = NULL;
+
+		if (sqlite3_column_type(s, 7) != SQLITE_NULL)
+			json_object_set_new(ev, "cat", json_string((const char *)
+								   sqlite3_column_text(s, 7)));
+		if (sqlite3_column_type(s, 9) != SQLITE_NULL)
+			args = json_loads((const char *)sqlite3_column_text(s, 9), 0, NULL);
+		if (kind == ST_EV_SLICE) {
+			json_object_set_new(ev, "ph", json_string("X"));
+			json_object_set_new(ev, "dur", json_real((double)sqlite3_column_int64(s, 4) /
+								 1000.0));
+		} else if (kind == ST_EV_INSTANT) {
+			json_object_set_new(ev, "ph", json_string("i"));
+			json_object_set_new(ev, "s", json_string("t"));
+		} else {
+			json_object_set_new(ev, "ph", json_string("C"));
+			json_decref(args);
+			args = json_pack("{s:f}", "value", sqlite3_column_double(s, 8));
+		}
+		if (!args || !json_is_object(args)) {
+			json_decref(args);
+			args = json_object();
+		}
+		json_object_set_new(args, "nx.id", json_integer(sqlite3_column_int64(s, 0)));
+		json_object_set_new(ev, "args", args);
+		if (convert_json_event(f, ev, &first))
+			goto werr;
+	}
+	sqlite3_finalize(s);
+	s = NULL;
+	/* flow edges as flow v1 pairs: s on the source, f (bp e) on the destination */
+	if (sqlite3_prepare_v2(db, "SELECT x.rowid, a.ts, ua.id, ua.device_id, b.ts, ub.id, "
+			       "ub.device_id, x.kind, x.label FROM edges x "
+			       "JOIN events a ON a.id = x.src JOIN units ua ON ua.id = a.unit "
+			       "JOIN events b ON b.id = x.dst JOIN units ub ON ub.id = b.unit "
+			       "WHERE x.kind = 0", -1, &es, NULL) != SQLITE_OK)
+		goto sqlerr;
+	while (sqlite3_step(es) == SQLITE_ROW) {
+		json_int_t id = sqlite3_column_int64(es, 0);
+
+		if (convert_json_event(f, json_pack("{s:s, s:s, s:s, s:I, s:f, s:I, s:I}", "ph", "s",
+						    "name", "flow", "cat", "flow", "id", id, "ts",
+						    sqlite3_column_int64(es, 1) / 1000.0, "tid",
+						    sqlite3_column_int64(es, 2), "pid",
+						    sqlite3_column_int64(es, 3)), &first) ||
+		    convert_json_event(f, json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:I}",
+						    "ph", "f", "bp", "e", "name", "flow", "cat",
+						    "flow", "id", id, "ts",
+						    sqlite3_column_int64(es, 4) / 1000.0, "tid",
+						    sqlite3_column_int64(es, 5), "pid",
+						    sqlite3_column_int64(es, 6)), &first))
+			goto werr;
+	}
+	if (fputs("\n]}\n", f) == EOF || fflush(f))
+		goto werr;
+	goto out;
+sqlerr:
+	ret = tc_err_set(err, -EIO, "reading the trace store: %s", sqlite3_errmsg(db));
+	goto out;
+werr:
+	ret = tc_err_set(err, -EIO, "%s: write error", name);
+out:
+	sqlite3_finalize(s);
+	sqlite3_finalize(es);
+	return ret;
+}
+
+static int
+convert_via_store(const char *in, const char *out, int target, struct tc_err *err)
+{
+	const char *tmpdir = getenv("TMPDIR");
+	char rnd[17];
+	char *tmp;
+	struct st_writer *w = NULL;
+	sqlite3 *db = NULL;
+	FILE *f = NULL;
+	int ret;
+
+	tc_random_hex(rnd, 8);
+	tmp = tc_xasprintf("%s/nx-convert-%s.db", tmpdir && *tmpdir ? tmpdir : "/tmp", rnd);
+	ret = st_writer_open(&w, tmp, err);
+	if (ret < 0)
+		goto out;
+	ret = ing_file(w, in, NULL, err);
+	if (ret < 0) {
+		st_writer_abort(w);
+		goto out;
+	}
+	ret = st_writer_finish(w, NULL, err);
+	if (ret < 0)
+		goto out;
+	ret = st_trace_open(&db, tmp, err);
+	if (ret < 0)
+		goto out;
+	f = strcmp(out, "-") ? fopen(out, "wb") : stdout;
+	if (!f) {
+		ret = tc_err_set(err, -errno, "%s: %s", out, strerror(errno));
+		goto out;
+	}
+	ret = target == CV_PFTRACE ? pf_export_pftrace(db, f, out, err)
+				   : convert_export_json(db, f, out, err);
+	if (f != stdout && fclose(f) && !ret)
+		ret = tc_err_set(err, -errno, "%s: %s", out, strerror(errno));
+	if (ret < 0 && f != stdout)
+		unlink(out);
+out:
+	if (db)
+		sqlite3_close(db);
+	unlink(tmp);
+	free(tmp);
+	return ret;
+}
+
 int
 cmd_convert(int argc, char **argv)
 {
-	fprintf(stderr, "neuron-explorer: %s: not available in this build\n", argv[0]);
-	return 2;
+	static const struct option longopts[] = {
+		{ "to", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct tc_err err = { 0 };
+	const char *to = NULL, *in, *out;
+	int c, target, fmt, ret;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "t:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't':
+			to = optarg;
+			break;
+		case 'h':
+			convert_usage(stdout);
+			return 0;
+		default:
+			convert_usage(stderr);
+			return 2;
+		}
+	}
+	if (argc - optind != 2) {
+		convert_usage(stderr);
+		return 2;
+	}
+	in = argv[optind];
+	out = argv[optind + 1];
+	target = convert_target(to, out);
+	if (target < 0) {
+		fprintf(stderr, "neuron-explorer: convert: %s: say --to ntff, pftrace or json\n",
+			to ? to : out);
+		return 2;
+	}
+	fmt = convert_detect(in, &err);
+	if (fmt < 0) {
+		fprintf(stderr, "neuron-explorer: %s\n", err.msg);
+		return 1;
+	}
+	if (target == CV_NTFF) {
+		if (!strcmp(out, "-")) {
+			fprintf(stderr, "neuron-explorer: convert: .ntff output needs a file\n");
+			return 2;
+		}
+		ret = convert_to_ntff(in, out, fmt, argc, argv, &err);
+	} else {
+		ret = convert_via_store(in, out, target, &err);
+	}
+	if (ret < 0) {
+		fprintf(stderr, "neuron-explorer: %s\n", err.msg);
+		return 1;
+	}
+	return 0;
 }

@@ -1,10 +1,513 @@
 /* SPDX-License-Identifier: MIT */
-/* ingest/ing-perfetto-export.c - finished trace store -> plain Perfetto trace. */
+/*
+ * ingest/ing-perfetto-export.c - write a finished trace store as a plain
+ * Perfetto trace (what `convert OUT.pftrace` produces).  Packets go out in
+ * timestamp order on one sequence: a TrackDescriptor per device and unit,
+ * then SLICE_BEGIN/SLICE_END pairs, instants and counters.  Flow edges
+ * become flow_ids/terminating_flow_ids (one id per edge); the other edge
+ * kinds, our event ids and the event args become debug annotations, which
+ * standard readers show as args and otherwise ignore.
+ */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "store/store.h"
 #include "ingest/perfetto-int.h"
+
+typedef Perfetto__Protos__TracePacket PfPacket;
+typedef Perfetto__Protos__TrackEvent PfEvent;
+typedef Perfetto__Protos__DebugAnnotation PfAnnot;
+
+#define PX_DEV_UUID(d) ((1ULL << 40) | (uint64_t)(d))
+#define PX_UNIT_UUID(u) ((2ULL << 40) | (uint64_t)(u))
+#define PX_OVER_UUID(u) ((3ULL << 40) | (uint64_t)(u))
+
+struct px_end {
+	int64_t end;
+	uint64_t uuid;
+	int64_t ev;	/* the slice's event id */
+};
+
+/* One unit's open slices (main row and overflow row). */
+struct px_unit {
+	int64_t *stack[2];
+	size_t n[2], cap[2];
+	bool over_declared;
+	char *name;
+};
+
+struct px_edge {
+	int64_t ev;	/* src or dst event id */
+	int64_t id;	/* edge rowid (the flow id) */
+	int kind;
+	int64_t other;
+	bool late;	/* the source starts after the destination: bind at its end */
+};
+
+struct px_ctx {
+	FILE *out;
+	const char *name;
+	struct tc_err *err;
+	uint8_t *buf;
+	size_t cap;
+	bool failed;
+	struct px_end *heap;
+	size_t nheap, capheap;
+	struct px_unit *units;
+	int nunits;
+	struct px_edge *by_src, *by_dst;
+	size_t nedges;
+	uint64_t packets;
+};
+
+static int
+px_write(struct px_ctx *c, PfPacket *p)
+{
+	size_t len, n;
+	uint8_t hdr[11];
+
+	p->has_trusted_packet_sequence_id = 1;
+	p->trusted_packet_sequence_id = 1;
+	len = perfetto__protos__trace_packet__get_packed_size(p);
+	if (len > c->cap) {
+		c->cap = len * 2;
+		c->buf = tc_xrealloc(c->buf, c->cap);
+	}
+	perfetto__protos__trace_packet__pack(p, c->buf);
+	hdr[0] = 0x0a;
+	n = 1 + pf_put_varint(hdr + 1, len);
+	if (fwrite(hdr, 1, n, c->out) != n || fwrite(c->buf, 1, len, c->out) != len) {
+		c->failed = true;
+		return tc_err_set(c->err, -EIO, "%s: write error", c->name);
+	}
+	c->packets++;
+	return 0;
+}
+
+/* ---- pending slice ends, a min-heap on end time ---- */
+
+static void
+px_heap_push(struct px_ctx *c, int64_t end, uint64_t uuid, int64_t ev)
+{
+	size_t i;
+
+	if (c->nheap == c->capheap) {
+		c->capheap = c->capheap ? c->capheap * 2 : 256;
+		c->heap = tc_xrealloc(c->heap, c->capheap * sizeof(*c->heap));
+	}
+	i = c->nheap++;
+	while (i && c->heap[(i - 1) / 2].end > end) {
+		c->heap[i] = c->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	c->heap[i].end = end;
+	c->heap[i].uuid = uuid;
+	c->heap[i].ev = ev;
+}
+
+static struct px_end
+px_heap_pop(struct px_ctx *c)
+{
+	struct px_end top = c->heap[0], last = c->heap[--c->nheap];
+	size_t i = 0, k;
+
+	while ((k = 2 * i + 1) < c->nheap) {
+		if (k + 1 < c->nheap && c->heap[k + 1].end < c->heap[k].end)
+			k++;
+		if (c->heap[k].end >= last.end)
+			break;
+		c->heap[i] = c->heap[k];
+		i = k;
+	}
+	if (c->nheap)
+		c->heap[i] = last;
+	return top;
+}
+
+static size_t px_edges_of(const struct px_edge *arr, size_t n, int64_t ev, size_t *first);
+
+static int
+px_emit_end(struct px_ctx *c, struct px_end e)
+{
+	PfPacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	PfEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+	int u = (int)(e.uuid & 0xffffffffffULL), row = (e.uuid >> 40) == 3, ret;
+	uint64_t *tids = NULL;
+	size_t first, n, i, nt = 0;
+
+	if (u >= 0 && u < c->nunits && c->units[u].n[row])
+		c->units[u].n[row]--;
+	p.has_timestamp = 1;
+	p.timestamp = (uint64_t)(e.end < 0 ? 0 : e.end);
+	te.has_type = 1;
+	te.type = 2;
+	te.has_track_uuid = 1;
+	te.track_uuid = e.uuid;
+	p.track_event = &te;
+	/* flows whose source starts later than this slice terminate at its end */
+	n = px_edges_of(c->by_dst, c->nedges, e.ev, &first);
+	for (i = 0; i < n; i++) {
+		if (c->by_dst[first + i].kind != ST_EDGE_FLOW || !c->by_dst[first + i].late)
+			continue;
+		tids = tc_xrealloc(tids, (nt + 1) * sizeof(*tids));
+		tids[nt++] = (uint64_t)c->by_dst[first + i].id;
+	}
+	te.n_terminating_flow_ids = nt;
+	te.terminating_flow_ids = tids;
+	ret = px_write(c, &p);
+	free(tids);
+	return ret;
+}
+
+/* Emit every slice end at or before @ts. */
+static int
+px_flush_ends(struct px_ctx *c, int64_t ts, bool all)
+{
+	int ret;
+
+	while (c->nheap && (all || c->heap[0].end <= ts))
+		if ((ret = px_emit_end(c, px_heap_pop(c))) < 0)
+			return ret;
+	return 0;
+}
+
+/* ---- descriptors ---- */
+
+static int
+px_descriptors(struct px_ctx *c, sqlite3 *db)
+{
+	sqlite3_stmt *s = NULL;
+	int ret = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT id, key, name FROM devices", -1, &s, NULL) != SQLITE_OK)
+		goto sqlerr;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		PfPacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+		Perfetto__Protos__TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+		Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
+		int64_t id = sqlite3_column_int64(s, 0);
+		const char *key = (const char *)sqlite3_column_text(s, 1);
+		long long pid;
+
+		d.has_uuid = 1;
+		d.uuid = PX_DEV_UUID(id);
+		pd.has_pid = 1;
+		pd.pid = (key && sscanf(key, "pid:%lld", &pid) == 1) ? (int32_t)pid :
+			 (int32_t)(1000000 + id);
+		pd.process_name = (char *)sqlite3_column_text(s, 2);
+		d.process = &pd;
+		p.track_descriptor = &d;
+		if (!c->packets) {
+			p.has_incremental_state_cleared = 1;
+			p.incremental_state_cleared = 1;
+		}
+		if ((ret = px_write(c, &p)) < 0)
+			goto out;
+	}
+	sqlite3_finalize(s);
+	s = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT u.id, u.device_id, u.kind, u.name, u.key, d.key, u.sort "
+			       "FROM units u JOIN devices d ON d.id = u.device_id", -1, &s,
+			       NULL) != SQLITE_OK)
+		goto sqlerr;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		PfPacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+		Perfetto__Protos__TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+		Perfetto__Protos__ThreadDescriptor td = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
+		Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
+		int64_t id = sqlite3_column_int64(s, 0), dev = sqlite3_column_int64(s, 1);
+		int kind = sqlite3_column_int(s, 2);
+		const char *ukey = (const char *)sqlite3_column_text(s, 4);
+		const char *dkey = (const char *)sqlite3_column_text(s, 5);
+		long long pid, tid;
+
+		if (id >= 0 && id < c->nunits)
+			c->units[id].name = tc_xstrdup((const char *)sqlite3_column_text(s, 3));
+		d.has_uuid = 1;
+		d.uuid = PX_UNIT_UUID(id);
+		d.has_parent_uuid = 1;
+		d.parent_uuid = PX_DEV_UUID(dev);
+		d.name = (char *)sqlite3_column_text(s, 3);
+		if (sqlite3_column_type(s, 6) != SQLITE_NULL) {
+			d.has_sibling_order_rank = 1;
+			d.sibling_order_rank = sqlite3_column_int(s, 6);
+		}
+		if (kind == ST_UNIT_THREAD) {
+			td.has_pid = 1;
+			td.pid = (dkey && sscanf(dkey, "pid:%lld", &pid) == 1) ? (int32_t)pid :
+				 (int32_t)(1000000 + dev);
+			td.has_tid = 1;
+			td.tid = (ukey && sscanf(ukey, "tid:%lld", &tid) == 1) ? tid : 2000000 + id;
+			td.thread_name = d.name;
+			d.thread = &td;
+			d.has_parent_uuid = 0;
+		} else if (kind == ST_UNIT_COUNTER) {
+			d.counter = &cd;
+		}
+		p.track_descriptor = &d;
+		if ((ret = px_write(c, &p)) < 0)
+			goto out;
+	}
+	goto out;
+sqlerr:
+	ret = tc_err_set(c->err, -EIO, "%s: reading the trace store: %s", c->name,
+			 sqlite3_errmsg(db));
+out:
+	sqlite3_finalize(s);
+	return ret;
+}
+
+/* ---- edges ---- */
+
+static int
+px_cmp_edge(const void *a, const void *b)
+{
+	const struct px_edge *x = a, *y = b;
+
+	return x->ev < y->ev ? -1 : x->ev > y->ev ? 1 : (x->id > y->id) - (x->id < y->id);
+}
+
+static int
+px_load_edges(struct px_ctx *c, sqlite3 *db)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT x.rowid, x.src, x.dst, x.kind, a.ts > b.ts FROM edges x "
+			       "JOIN events a ON a.id = x.src JOIN events b ON b.id = x.dst",
+			       -1, &s, NULL) != SQLITE_OK)
+		return tc_err_set(c->err, -EIO, "%s: reading edges: %s", c->name,
+				  sqlite3_errmsg(db));
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		struct px_edge e;
+
+		if (c->nedges == cap) {
+			cap = cap ? cap * 2 : 256;
+			c->by_src = tc_xrealloc(c->by_src, cap * sizeof(*c->by_src));
+			c->by_dst = tc_xrealloc(c->by_dst, cap * sizeof(*c->by_dst));
+		}
+		e.id = sqlite3_column_int64(s, 0);
+		e.kind = sqlite3_column_int(s, 3);
+		e.late = sqlite3_column_int(s, 4) != 0;
+		e.ev = sqlite3_column_int64(s, 1);
+		e.other = sqlite3_column_int64(s, 2);
+		c->by_src[c->nedges] = e;
+		e.ev = e.other;
+		e.other = sqlite3_column_int64(s, 1);
+		c->by_dst[c->nedges] = e;
+		c->nedges++;
+	}
+	sqlite3_finalize(s);
+	qsort(c->by_src, c->nedges, sizeof(*c->by_src), px_cmp_edge);
+	qsort(c->by_dst, c->nedges, sizeof(*c->by_dst), px_cmp_edge);
+	return 0;
+}
+
+/* The range of @arr (sorted by ev) with ev == @ev. */
+static size_t
+px_edges_of(const struct px_edge *arr, size_t n, int64_t ev, size_t *first)
+{
+	size_t lo = 0, hi = n, k;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (arr[mid].ev < ev)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*first = lo;
+	for (k = lo; k < n && arr[k].ev == ev; k++)
+		;
+	return k - lo;
+}
+
+/* ---- events ---- */
+
+static int
+px_event(struct px_ctx *c, sqlite3_stmt *s)
+{
+	PfPacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	PfEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+	PfAnnot a_id = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	PfAnnot a_args = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	PfAnnot a_deps = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	PfAnnot *annots[3];
+	int64_t id = sqlite3_column_int64(s, 0), ts = sqlite3_column_int64(s, 2);
+	int64_t dur = sqlite3_column_int64(s, 3);
+	int unit = sqlite3_column_int(s, 1), kind = sqlite3_column_int(s, 4);
+	char *cat = (char *)sqlite3_column_text(s, 7);
+	uint64_t *fids = NULL, *tids = NULL;
+	size_t first, n, i, nf = 0, nt = 0;
+	struct tc_buf deps;
+	uint64_t uuid = PX_UNIT_UUID(unit);
+	int ret;
+
+	if ((ret = px_flush_ends(c, ts, false)) < 0)
+		return ret;
+	tc_buf_init(&deps);
+	p.has_timestamp = 1;
+	p.timestamp = (uint64_t)(ts < 0 ? 0 : ts);
+	p.track_event = &te;
+	te.name = (char *)sqlite3_column_text(s, 6);
+	if (cat && *cat) {
+		te.n_categories = 1;
+		te.categories = &cat;
+	}
+	a_id.name = "nx.id";
+	a_id.has_int_value = 1;
+	a_id.int_value = id;
+	annots[te.n_debug_annotations++] = &a_id;
+	if (sqlite3_column_type(s, 9) != SQLITE_NULL) {
+		a_args.name = "args";
+		a_args.legacy_json_value = (char *)sqlite3_column_text(s, 9);
+		annots[te.n_debug_annotations++] = &a_args;
+	}
+	/* flows: the source carries the edge id, the destination terminates it */
+	n = px_edges_of(c->by_src, c->nedges, id, &first);
+	for (i = 0; i < n; i++) {
+		const struct px_edge *e = &c->by_src[first + i];
+
+		if (e->kind == ST_EDGE_FLOW) {
+			fids = tc_xrealloc(fids, (nf + 1) * sizeof(*fids));
+			fids[nf++] = (uint64_t)e->id;
+		} else {
+			tc_buf_printf(&deps, "%s{\"kind\":\"%s\",\"dst\":%" PRId64 "}",
+				      deps.len ? "," : "[", st_edge_kind_name(e->kind), e->other);
+		}
+	}
+	n = px_edges_of(c->by_dst, c->nedges, id, &first);
+	for (i = 0; i < n; i++) {
+		if (c->by_dst[first + i].kind != ST_EDGE_FLOW ||
+		    (kind == ST_EV_SLICE && c->by_dst[first + i].late))
+			continue;
+		tids = tc_xrealloc(tids, (nt + 1) * sizeof(*tids));
+		tids[nt++] = (uint64_t)c->by_dst[first + i].id;
+	}
+	if (deps.len) {
+		tc_buf_adds(&deps, "]");
+		a_deps.name = "nx.deps";
+		a_deps.legacy_json_value = deps.data;
+		annots[te.n_debug_annotations++] = &a_deps;
+	}
+	te.debug_annotations = annots;
+	te.n_flow_ids = nf;
+	te.flow_ids = fids;
+	te.n_terminating_flow_ids = nt;
+	te.terminating_flow_ids = tids;
+	te.has_track_uuid = 1;
+	te.has_type = 1;
+	switch (kind) {
+	case ST_EV_SLICE: {
+		struct px_unit *u = unit >= 0 && unit < c->nunits ? &c->units[unit] : NULL;
+		int row = 0;
+
+		te.type = 1;
+		if (u && u->n[0] && ts + dur > u->stack[0][u->n[0] - 1]) {
+			/* does not nest in the open slice: put it on the overflow row */
+			row = 1;
+			if (u->n[1] && ts + dur > u->stack[1][u->n[1] - 1]) {
+				ret = 0;	/* a third level of overlap: dropped */
+				goto out;
+			}
+			if (!u->over_declared) {
+				PfPacket dp = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+				Perfetto__Protos__TrackDescriptor d =
+					PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+				char *nm = tc_xasprintf("%s (overlaps)", u->name ? u->name : "unit");
+
+				d.has_uuid = 1;
+				d.uuid = PX_OVER_UUID(unit);
+				d.has_parent_uuid = 1;
+				d.parent_uuid = PX_UNIT_UUID(unit);
+				d.name = nm;
+				dp.track_descriptor = &d;
+				ret = px_write(c, &dp);
+				free(nm);
+				if (ret < 0)
+					goto out;
+				u->over_declared = true;
+			}
+			uuid = PX_OVER_UUID(unit);
+		}
+		if (u) {
+			if (u->n[row] == u->cap[row]) {
+				u->cap[row] = u->cap[row] ? u->cap[row] * 2 : 16;
+				u->stack[row] = tc_xrealloc(u->stack[row],
+							    u->cap[row] * sizeof(int64_t));
+			}
+			u->stack[row][u->n[row]++] = ts + dur;
+		}
+		px_heap_push(c, ts + dur, uuid, id);
+		break;
+	}
+	case ST_EV_INSTANT:
+		te.type = 3;
+		break;
+	default:
+		te.type = 4;
+		te.name = NULL;
+		te.n_categories = 0;
+		te.n_debug_annotations = 0;
+		te.has_double_counter_value = 1;
+		te.double_counter_value = sqlite3_column_double(s, 8);
+		break;
+	}
+	te.track_uuid = uuid;
+	ret = px_write(c, &p);
+out:
+	free(fids);
+	free(tids);
+	tc_buf_free(&deps);
+	return ret;
+}
 
 int
 pf_export_pftrace(sqlite3 *db, FILE *out, const char *out_name, struct tc_err *err)
 {
-	return tc_err_set(err, -ENOTSUP, "%s: Perfetto export not written yet", out_name);
+	struct px_ctx c = { .out = out, .name = out_name, .err = err };
+	sqlite3_stmt *s = NULL;
+	int ret, i;
+
+	if (sqlite3_prepare_v2(db, "SELECT coalesce(max(id), 0) + 1 FROM units", -1, &s, NULL) !=
+	    SQLITE_OK || sqlite3_step(s) != SQLITE_ROW) {
+		ret = tc_err_set(err, -EIO, "%s: reading the trace store: %s", out_name,
+				 sqlite3_errmsg(db));
+		goto out;
+	}
+	c.nunits = sqlite3_column_int(s, 0);
+	c.units = tc_xcalloc((size_t)c.nunits, sizeof(*c.units));
+	sqlite3_finalize(s);
+	s = NULL;
+	if ((ret = px_descriptors(&c, db)) < 0 || (ret = px_load_edges(&c, db)) < 0)
+		goto out;
+	if (sqlite3_prepare_v2(db, "SELECT e.id, e.unit, e.ts, e.dur, e.kind, e.depth, "
+			       "coalesce(n.s, ''), c.s, e.value, e.args FROM events e "
+			       "LEFT JOIN strings n ON n.id = e.name "
+			       "LEFT JOIN strings c ON c.id = e.cat "
+			       "ORDER BY e.ts, e.dur DESC, e.id", -1, &s, NULL) != SQLITE_OK) {
+		ret = tc_err_set(err, -EIO, "%s: reading events: %s", out_name, sqlite3_errmsg(db));
+		goto out;
+	}
+	while (sqlite3_step(s) == SQLITE_ROW)
+		if ((ret = px_event(&c, s)) < 0)
+			goto out;
+	ret = px_flush_ends(&c, 0, true);
+	if (!ret && fflush(out))
+		ret = tc_err_set(err, -EIO, "%s: write error", out_name);
+out:
+	sqlite3_finalize(s);
+	for (i = 0; i < c.nunits; i++) {
+		free(c.units[i].stack[0]);
+		free(c.units[i].stack[1]);
+		free(c.units[i].name);
+	}
+	free(c.units);
+	free(c.heap);
+	free(c.by_src);
+	free(c.by_dst);
+	free(c.buf);
+	return ret;
 }

@@ -108,6 +108,14 @@ struct pf_edge {
 	uint64_t id;
 };
 
+struct pf_flowop {
+	int64_t ts;
+	uint64_t order;		/* file order, to keep the sort stable */
+	uint64_t id;
+	uint64_t handle;
+	int op;
+};
+
 struct pf_ctx {
 	struct st_writer *w;
 	const struct ing_opts *opts;
@@ -130,6 +138,8 @@ struct pf_ctx {
 	size_t nh, caph;
 	struct pf_edge *edges;
 	size_t nedges, capedges;
+	struct pf_flowop *ops;
+	size_t nops, capops;
 
 	int global_dev;
 	int64_t ts_offset;	/* ing_opts.ts_offset_ns */
@@ -738,62 +748,112 @@ pf_bind_handle(struct pf_ctx *c, struct pf_bind *b)
 	return b->handle;
 }
 
-/* flow_ids: the first event with an id starts the chain, each later one is the next hop. */
+/*
+ * Flows are resolved in timestamp order, as Perfetto's trace processor does
+ * after sorting: packets of different sequences interleave in file order.
+ * Each flow reference is recorded as an op and replayed in pf_finish().
+ */
+enum { PF_OP_STEP, PF_OP_TERM, PF_OP_LOUT, PF_OP_LINOUT, PF_OP_LIN };
+
 static void
-pf_flow_step(struct pf_ctx *c, struct pf_map *m, uint64_t id, struct pf_bind *b, bool terminate)
+pf_flow_op(struct pf_ctx *c, int op, uint64_t id, struct pf_bind *b, int64_t ts)
 {
-	uint64_t *slot, src = 0;
-	bool created;
 	uint64_t h = pf_bind_handle(c, b);
+	struct pf_flowop *o;
 
 	if (!h)
 		return;
-	if (terminate) {
-		if (!pf_map_get(m, id, &src) || !src)
-			return;
-		pf_edge_add(c, src, h, id);
-		*pf_map_slot(m, id, NULL) = 0;	/* closed: the id may start a new chain */
-		return;
+	if (c->nops == c->capops) {
+		c->capops = c->capops ? c->capops * 2 : 256;
+		c->ops = tc_xrealloc(c->ops, c->capops * sizeof(*c->ops));
 	}
-	slot = pf_map_slot(m, id, &created);
-	if (!created && *slot)
-		pf_edge_add(c, *slot, h, id);
-	*slot = h;
+	o = &c->ops[c->nops];
+	o->ts = ts;
+	o->order = c->nops++;
+	o->id = id;
+	o->handle = h;
+	o->op = op;
 }
 
 static void
-pf_flows(struct pf_ctx *c, const PfEvent *te, struct pf_bind *b)
+pf_flows(struct pf_ctx *c, const PfEvent *te, struct pf_bind *b, int64_t ts)
 {
 	const PfLegacy *le = te->legacy_event;
 	size_t i;
 
 	for (i = 0; i < te->n_flow_ids; i++)
-		pf_flow_step(c, &c->flows, te->flow_ids[i], b, false);
+		pf_flow_op(c, PF_OP_STEP, te->flow_ids[i], b, ts);
 	for (i = 0; i < te->n_flow_ids_old; i++)
-		pf_flow_step(c, &c->flows, te->flow_ids_old[i], b, false);
+		pf_flow_op(c, PF_OP_STEP, te->flow_ids_old[i], b, ts);
 	for (i = 0; i < te->n_terminating_flow_ids; i++)
-		pf_flow_step(c, &c->flows, te->terminating_flow_ids[i], b, true);
+		pf_flow_op(c, PF_OP_TERM, te->terminating_flow_ids[i], b, ts);
 	for (i = 0; i < te->n_terminating_flow_ids_old; i++)
-		pf_flow_step(c, &c->flows, te->terminating_flow_ids_old[i], b, true);
+		pf_flow_op(c, PF_OP_TERM, te->terminating_flow_ids_old[i], b, ts);
 	if (le && le->has_flow_direction) {
 		uint64_t id = le->has_bind_id ? le->bind_id : le->has_unscoped_id ? le->unscoped_id :
 			      le->has_global_id ? le->global_id : le->local_id;
-		uint64_t h = pf_bind_handle(c, b), src;
 
-		if (!h)
-			return;
 		switch (le->flow_direction) {
 		case PF_FLOW_OUT:
-			*pf_map_slot(&c->lflows, id, NULL) = h;
+			pf_flow_op(c, PF_OP_LOUT, id, b, ts);
 			break;
 		case PF_FLOW_INOUT:
-			if (pf_map_get(&c->lflows, id, &src))
-				pf_edge_add(c, src, h, id);
-			*pf_map_slot(&c->lflows, id, NULL) = h;
+			pf_flow_op(c, PF_OP_LINOUT, id, b, ts);
 			break;
 		case PF_FLOW_IN:
-			if (pf_map_get(&c->lflows, id, &src))
-				pf_edge_add(c, src, h, id);
+			pf_flow_op(c, PF_OP_LIN, id, b, ts);
+			break;
+		}
+	}
+}
+
+static int
+pf_cmp_op(const void *a, const void *b)
+{
+	const struct pf_flowop *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return (x->order > y->order) - (x->order < y->order);
+}
+
+/*
+ * flow_ids: the first event with an id starts the chain, each later one adds
+ * the next hop; a terminating id ends the chain so the id can be reused.
+ * Legacy bind ids: OUT starts, INOUT steps, IN binds without closing.
+ */
+static void
+pf_flow_replay(struct pf_ctx *c)
+{
+	size_t i;
+
+	qsort(c->ops, c->nops, sizeof(*c->ops), pf_cmp_op);
+	for (i = 0; i < c->nops; i++) {
+		const struct pf_flowop *o = &c->ops[i];
+		struct pf_map *m = o->op <= PF_OP_TERM ? &c->flows : &c->lflows;
+		uint64_t src = 0, *slot;
+		bool have = pf_map_get(m, o->id, &src) && src;
+
+		switch (o->op) {
+		case PF_OP_STEP:
+		case PF_OP_LINOUT:
+			if (have)
+				pf_edge_add(c, src, o->handle, o->id);
+			slot = pf_map_slot(m, o->id, NULL);
+			*slot = o->handle;
+			break;
+		case PF_OP_TERM:
+			if (have)
+				pf_edge_add(c, src, o->handle, o->id);
+			if (have)
+				*pf_map_slot(m, o->id, NULL) = 0;
+			break;
+		case PF_OP_LOUT:
+			*pf_map_slot(m, o->id, NULL) = o->handle;
+			break;
+		case PF_OP_LIN:
+			if (have)
+				pf_edge_add(c, src, o->handle, o->id);
 			break;
 		}
 	}
@@ -919,7 +979,7 @@ pf_slice_end(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int64_t ts
 	o = &t->open[t->nopen - 1];
 	if (te) {
 		b.open = o;
-		pf_flows(c, te, &b);
+		pf_flows(c, te, &b, ts);
 	}
 	seq = pf_add(c, pf_unit_of(c, t), ST_EV_SLICE, o->ts, ts - o->ts, o->name, o->cat, 0,
 		     o->args);
@@ -948,7 +1008,7 @@ pf_slice_begin(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int64_t 
 	o->handle = 0;
 	pf_unit_of(c, t);
 	b.open = o;
-	pf_flows(c, te, &b);
+	pf_flows(c, te, &b, ts);
 }
 
 /* An event added at once (instant, complete slice); flows bind to it. */
@@ -966,7 +1026,7 @@ pf_event_now(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int kind, 
 	    te->n_terminating_flow_ids_old ||
 	    (te->legacy_event && te->legacy_event->has_flow_direction)) {
 		b.handle = pf_handle_new(c, seq);
-		pf_flows(c, te, &b);
+		pf_flows(c, te, &b, ts);
 	}
 }
 
@@ -1391,6 +1451,7 @@ pf_ctx_free(struct pf_ctx *c)
 	pf_map_free(&c->lflows);
 	free(c->hseq);
 	free(c->edges);
+	free(c->ops);
 	tc_arena_free(&c->arena);
 }
 
@@ -1410,6 +1471,7 @@ pf_finish(struct pf_ctx *c)
 			pf_slice_end(c, t, NULL, c->max_ts);
 		}
 	}
+	pf_flow_replay(c);
 	for (e = 0; e < c->nedges; e++) {
 		int64_t src = c->hseq[c->edges[e].src], dst = c->hseq[c->edges[e].dst];
 
