@@ -5,7 +5,7 @@
 //
 // Time is held as ns in doubles. Data for a unit stays cached until newer data for it arrives,
 // so panning and zooming keep drawing the previous answer while the next one is on its way.
-import { el, clear, fmtDur, fmtTick, niceStep, fmtCount, nameColour, KINDS, KIND_COLOUR, debounce, isTyping } from './util.js';
+import { el, clear, fmtDur, fmtPrecise, fmtTick, niceStep, fmtCount, nameColour, KINDS, KIND_COLOUR, debounce, isTyping } from './util.js';
 import { getJSON, qs, tracePath } from './api.js';
 
 const LABEL_W = 220;	/* left label column, css px */
@@ -609,9 +609,12 @@ export class Timeline {
 		const origin = this.trace.start_ns;
 		const step = niceStep(110 / this.scale);
 		const first = Math.ceil((this.start - origin) / step) * step;
+		/* Far from the trace start, ticks are labelled relative to a base shown on the left. */
+		let base = 0;
+		if (Math.abs(first) / step > 500)
+			base = first - step;
 		ctx.font = '11px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace';
 		ctx.textBaseline = 'middle';
-		ctx.fillStyle = '#57606a';
 		for (let t = first; origin + t <= this.end; t += step) {
 			const x = this.X(origin + t);
 			if (x < LABEL_W)
@@ -619,10 +622,10 @@ export class Timeline {
 			ctx.fillStyle = '#8c959f';
 			ctx.fillRect(x, AXIS_H - 8, 1, 8);
 			ctx.fillStyle = '#24292f';
-			ctx.fillText(fmtTick(t, step), x + 3, AXIS_H / 2 - 2);
+			ctx.fillText((base ? '+' : '') + fmtTick(t - base, step), x + 3, AXIS_H / 2 - 2);
 		}
 		ctx.fillStyle = '#57606a';
-		ctx.fillText('+' + fmtDur(this.end - this.start), 6, AXIS_H / 2 - 2);
+		ctx.fillText(base ? fitText(ctx, fmtPrecise(base) + ' +', LABEL_W - 10) : 'span ' + fmtDur(this.end - this.start), 6, AXIS_H / 2 - 2);
 		if (this.cursorX !== undefined && this.cursorX >= LABEL_W) {
 			ctx.fillStyle = '#cf222e';
 			ctx.fillRect(this.cursorX, 0, 1, AXIS_H);
@@ -1074,9 +1077,10 @@ export class Timeline {
 			kv('kind', d.kind),
 			kv('unit', d.unit_name || unit?.name || String(d.unit)),
 			kv('device', this.deviceLabel(d.device, unit)),
-			kv('start', `${fmtDur(d.ts - origin)}  (${d.ts} ns)`),
+			kv('start', fmtPrecise(d.ts - origin)),
 			d.kind !== 'instant' ? kv('duration', fmtDur(d.dur)) : null,
-			d.kind !== 'instant' ? kv('end', fmtDur(d.ts + (d.dur || 0) - origin)) : null,
+			d.kind !== 'instant' ? kv('end', fmtPrecise(d.ts + (d.dur || 0) - origin)) : null,
+			kv('timestamp', `${d.ts} ns`),
 			kv('depth', String(d.depth ?? 0)),
 			d.cat ? kv('category', d.cat) : null,
 			d.value !== undefined && d.value !== null ? kv('value', fmtNum(d.value)) : null,

@@ -56,6 +56,20 @@ export function fmtDur(ns) {
 	return ns + ' ns';
 }
 
+/** fmtPrecise(ns): a time offset to the ns, in the largest unit that fits (for details). */
+export function fmtPrecise(ns) {
+	if (ns === null || ns === undefined || !isFinite(ns))
+		return '–';
+	const a = Math.abs(ns);
+	if (a >= 1e9)
+		return (ns / 1e9).toFixed(9) + ' s';
+	if (a >= 1e6)
+		return (ns / 1e6).toFixed(6) + ' ms';
+	if (a >= 1e3)
+		return (ns / 1e3).toFixed(3) + ' µs';
+	return Math.round(ns) + ' ns';
+}
+
 /** fmtTick(ns, step): an axis label for a time offset, with precision from the tick step. */
 export function fmtTick(ns, step) {
 	for (const [div, u] of UNITS) {
