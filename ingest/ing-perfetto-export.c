@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 #include "store/store.h"
 #include "ingest/perfetto-int.h"
 
@@ -326,6 +327,58 @@ px_edges_of(const struct px_edge *arr, size_t n, int64_t ev, size_t *first)
 
 /* ---- events ---- */
 
+/*
+ * One debug annotation per top-level arg: numbers, strings and booleans as
+ * typed values, objects and arrays as legacy JSON text (owned by @aa[i]).
+ */
+static void
+px_args(json_t *args, PfAnnot *aa, PfAnnot **out, struct tc_buf *unused)
+{
+	const char *key;
+	json_t *v;
+	size_t i = 0;
+
+	json_object_foreach(args, key, v) {
+		PfAnnot init = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+
+		aa[i] = init;
+		aa[i].name = (char *)key;
+		switch (json_typeof(v)) {
+		case JSON_INTEGER:
+			aa[i].has_int_value = 1;
+			aa[i].int_value = json_integer_value(v);
+			break;
+		case JSON_REAL:
+			aa[i].has_double_value = 1;
+			aa[i].double_value = json_real_value(v);
+			break;
+		case JSON_STRING:
+			aa[i].string_value = (char *)json_string_value(v);
+			break;
+		case JSON_TRUE:
+		case JSON_FALSE:
+			aa[i].has_bool_value = 1;
+			aa[i].bool_value = json_is_true(v);
+			break;
+		default:
+			aa[i].legacy_json_value = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+			break;
+		}
+		out[i] = &aa[i];
+		i++;
+	}
+}
+
+static void
+px_args_free(PfAnnot *aa, size_t n)
+{
+	size_t i;
+
+	for (i = 0; aa && i < n; i++)
+		free(aa[i].legacy_json_value);
+	free(aa);
+}
+
 static int
 px_event(struct px_ctx *c, sqlite3_stmt *s)
 {
@@ -334,7 +387,10 @@ px_event(struct px_ctx *c, sqlite3_stmt *s)
 	PfAnnot a_id = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
 	PfAnnot a_args = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
 	PfAnnot a_deps = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
-	PfAnnot *annots[3];
+	PfAnnot *fixed[3], **annots = fixed, *aa = NULL;
+	json_t *args = NULL;
+	size_t nargs = 0;
+	struct tc_buf jsontexts;
 	int64_t id = sqlite3_column_int64(s, 0), ts = sqlite3_column_int64(s, 2);
 	int64_t dur = sqlite3_column_int64(s, 3);
 	int unit = sqlite3_column_int(s, 1), kind = sqlite3_column_int(s, 4);
@@ -348,6 +404,7 @@ px_event(struct px_ctx *c, sqlite3_stmt *s)
 	if ((ret = px_flush_ends(c, ts, false)) < 0)
 		return ret;
 	tc_buf_init(&deps);
+	tc_buf_init(&jsontexts);
 	p.has_timestamp = 1;
 	p.timestamp = (uint64_t)(ts < 0 ? 0 : ts);
 	p.track_event = &te;
@@ -361,9 +418,19 @@ px_event(struct px_ctx *c, sqlite3_stmt *s)
 	a_id.int_value = id;
 	annots[te.n_debug_annotations++] = &a_id;
 	if (sqlite3_column_type(s, 9) != SQLITE_NULL) {
-		a_args.name = "args";
-		a_args.legacy_json_value = (char *)sqlite3_column_text(s, 9);
-		annots[te.n_debug_annotations++] = &a_args;
+		args = json_loads((const char *)sqlite3_column_text(s, 9), 0, NULL);
+		if (json_is_object(args)) {
+			nargs = json_object_size(args);
+			aa = tc_xcalloc(nargs + 3, sizeof(*aa));
+			annots = tc_xcalloc(nargs + 3, sizeof(*annots));
+			annots[0] = &a_id;
+			px_args(args, aa, annots + 1, &jsontexts);
+			te.n_debug_annotations = 1 + nargs;
+		} else {	/* not an object: keep the text */
+			a_args.name = "args";
+			a_args.legacy_json_value = (char *)sqlite3_column_text(s, 9);
+			annots[te.n_debug_annotations++] = &a_args;
+		}
 	}
 	/* flows: the source carries the edge id, the destination terminates it */
 	n = px_edges_of(c->by_src, c->nedges, id, &first);
@@ -461,6 +528,11 @@ out:
 	free(fids);
 	free(tids);
 	tc_buf_free(&deps);
+	px_args_free(aa, nargs);
+	if (annots != fixed)
+		free(annots);
+	json_decref(args);
+	tc_buf_free(&jsontexts);
 	return ret;
 }
 

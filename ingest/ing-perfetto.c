@@ -1344,6 +1344,9 @@ pf_frame(struct pf_ctx *c, const uint8_t *p, const uint8_t *end, uint64_t off, b
 		return tc_err_set(c->err, -EINVAL, "%s: truncated varint (field tag) at byte %"
 				  PRIu64, c->name, off);
 	}
+	if (off == 0 && !c->depth && tag != 0x0a)
+		return tc_err_set(c->err, -EINVAL, "%s: not a Perfetto trace: byte 0 is 0x%02x, "
+				  "a Trace starts with a packet (0x0a)", c->name, p[0]);
 	switch (tag & 7) {
 	case 0:
 		m = pf_varint(p + n, end, &len);
