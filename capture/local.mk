@@ -20,6 +20,19 @@ tests_unit_test_capture_config_SOURCES = tests/unit/test-capture-config.c tests/
 tests_unit_test_capture_config_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_capture_config_LDADD = $(NX_LDADD)
 
-TESTS += tests/capture/env.sh tests/capture/capture.sh tests/capture/upload.sh
+TESTS += tests/capture/env.sh tests/capture/capture.sh tests/capture/upload.sh \
+	tests/capture/cupti.sh
 EXTRA_DIST += tests/capture examples/train.py docs/capture.md
 
+
+# The CUPTI injection library, when configure found the CUDA toolkit.
+if HAVE_CUPTI
+pkglib_LTLIBRARIES += capture/cupti/libnx-cupti.la
+capture_cupti_libnx_cupti_la_SOURCES = capture/cupti/nx-cupti.c
+capture_cupti_libnx_cupti_la_CPPFLAGS = -I$(CUDA_DIR)/include
+capture_cupti_libnx_cupti_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+capture_cupti_libnx_cupti_la_LDFLAGS = -module -avoid-version -shared -L$(CUPTI_LIBDIR) \
+	-Wl,-rpath,$(CUPTI_LIBDIR)
+capture_cupti_libnx_cupti_la_LIBADD = -lcupti -lpthread
+endif
+EXTRA_DIST += capture/cupti/nx-cupti.c tests/cuda

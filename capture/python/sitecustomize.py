@@ -139,6 +139,11 @@ class _Hook:
                 self.step_clock.append(c)
             if self.prof is not None and not self.exported:
                 self.prof.step()
+            # Progress for the capture agent: every step of the window, then
+            # every 100th (the report grows with the step clock).
+            if self.steps <= self.wait + self.warmup + self.active + 1 or \
+                    self.steps % 100 == 0:
+                self.report()
         except Exception as e:
             self.error("step", e)
 
