@@ -1184,7 +1184,8 @@ resolve_flows(struct jreader *r)
 	bool open = false;
 	int ret;
 
-	qsort(r->sl, r->nsl, sizeof(*r->sl), slice_cmp);
+	if (r->nsl)	/* qsort(NULL, 0) is undefined */
+		qsort(r->sl, r->nsl, sizeof(*r->sl), slice_cmp);
 	if (r->nfl)
 		stack = tc_xmalloc(r->nsl * sizeof(*stack) + 1);
 	for (i = 0; r->nfl && i < r->nsl; i++) {
@@ -1200,7 +1201,8 @@ resolve_flows(struct jreader *r)
 	free(stack);
 	for (i = 0; i < r->nfl; i++)
 		r->fl[i].seq = bind_flow(r, &r->fl[i]);
-	qsort(r->fl, r->nfl, sizeof(*r->fl), flow_cmp);
+	if (r->nfl)
+		qsort(r->fl, r->nfl, sizeof(*r->fl), flow_cmp);
 	for (i = 0; i < r->nfl; i++) {
 		const struct jflow *f = &r->fl[i];
 
