@@ -60,8 +60,12 @@ export class Timeline {
 		this.range = null;
 		this.search = { q: '', total: 0, matches: [], idx: -1 };
 		this.arrows = [];
-		this.abort = null;
+		this.inflight = null;
+		this.pending = false;
+		this.lastKey = '';
+		this.lastFetchAt = 0;
 		this.stats = { timelineRequests: 0, timelineAnswers: 0, frames: 0, firstDrawMs: null, lastUrl: '' };
+		this.perf = { drawMs: [], fetchMs: [] };	/* bounded samples for bench/web-bench.mjs */
 		this.loadedAt = 0;
 		this.ready = false;
 		this.summaryRows = null;
@@ -82,7 +86,7 @@ export class Timeline {
 				this.select(want.sel);
 			return;
 		}
-		this.abort?.abort();
+		this.inflight?.ac.abort();
 		this.reset();
 		this.traceId = id;
 		this.loadedAt = performance.now();
@@ -110,19 +114,20 @@ export class Timeline {
 		if (this.trace.status && this.trace.status !== 'ready')
 			this.showMessage(`Trace ${id} is ${this.trace.status}${this.trace.error ? ': ' + this.trace.error : ''}.`);
 		this.layout();
+		this.resize();
 		const t0 = this.trace.start_ns ?? 0;
 		const t1 = Math.max(this.trace.end_ns ?? t0 + 1, t0 + MIN_SPAN);
 		if (want.start !== null && want.end !== null && want.end > want.start)
 			this.setWindow(want.start, want.end);
 		else
 			this.setWindow(t0, t1);
-		this.resize();
 		if (want.sel !== null)
 			this.select(want.sel);
 	}
 
 	hide() {
-		this.abort?.abort();
+		this.inflight?.ac.abort();
+		this.inflight = null;
 		this.keys.clear();
 	}
 
@@ -230,7 +235,12 @@ export class Timeline {
 		this.start = mid - span / 2;
 		this.end = mid + span / 2;
 		this.redraw();
-		this.fetchSoon();
+		if (!this.inflight && performance.now() - (this.lastFetchAt || 0) > 120) {
+			this.fetchSoon.cancel();
+			this.fetchWindow();
+		} else {
+			this.fetchSoon();
+		}
 		this.saveUrlSoon();
 	}
 
@@ -270,29 +280,52 @@ export class Timeline {
 
 	/* ---------- data ---------- */
 
+	/*
+	 * fetchWindow(): ask /timeline for the visible rows and window. At most one request is in
+	 * flight: while one runs and still covers most of the view, the next waits for it (its
+	 * answer is drawn meanwhile); a request the view has moved away from is cancelled.
+	 */
 	async fetchWindow() {
 		if (!this.trace || !this.w)
 			return;
 		const rows = this.visibleRows().filter((r) => r.type === 'unit');
 		if (!rows.length)
 			return;
-		this.abort?.abort();
-		const ac = new AbortController();
-		this.abort = ac;
 		const start = Math.floor(this.start);
 		const end = Math.ceil(this.end);
 		const px = Math.round(this.plotW);
-		const ids = rows.map((r) => r.unit.id);
-		const url = tracePath(this.traceId) + '/timeline' + qs({ start, end, px, units: ids.join(',') });
+		const ids = rows.map((r) => r.unit.id).join(',');
+		const key = `${start}:${end}:${px}:${ids}`;
+		if (key === this.lastKey)
+			return;
+		const f = this.inflight;
+		if (f) {
+			const ov = Math.min(f.end, end) - Math.max(f.start, start);
+			const span = end - start;
+			if (f.ids === ids && ov > 0.5 * span && (f.end - f.start) < 2 * span) {
+				this.pending = true;
+				return;
+			}
+			f.ac.abort();
+		}
+		const ac = new AbortController();
+		const me = { ac, start, end, ids };
+		this.inflight = me;
+		this.pending = false;
+		const url = tracePath(this.traceId) + '/timeline' + qs({ start, end, px, units: ids });
 		this.stats.timelineRequests++;
 		this.stats.lastUrl = url;
+		this.lastFetchAt = performance.now();
+		const t0 = performance.now();
 		try {
 			const j = await getJSON(url, ac.signal);
-			if (ac !== this.abort)
+			if (this.inflight !== me)
 				return;
 			this.stats.timelineAnswers++;
+			sample(this.perf.fetchMs, performance.now() - t0);
 			for (const uw of j.units || [])
 				this.cache.set(uw.id, { start: j.start ?? start, end: j.end ?? end, px: j.px ?? px, ...uw });
+			this.lastKey = key;
 			this.ready = true;
 			this.redraw();
 			if (this.stats.firstDrawMs === null)
@@ -300,6 +333,12 @@ export class Timeline {
 		} catch (e) {
 			if (e.name !== 'AbortError')
 				document.getElementById('status-line').textContent = 'timeline: ' + e.message;
+		} finally {
+			if (this.inflight === me) {
+				this.inflight = null;
+				if (this.pending)
+					this.fetchWindow();
+			}
 		}
 	}
 
@@ -382,6 +421,7 @@ export class Timeline {
 		this.$('#tl-window').textContent = `${fmtDur(this.start - this.trace.start_ns)} … ${fmtDur(this.end - this.trace.start_ns)}  (${fmtDur(this.end - this.start)})`;
 		this.stats.frames++;
 		this.stats.lastFrameMs = performance.now() - t0;
+		sample(this.perf.drawMs, this.stats.lastFrameMs);
 	}
 
 	drawGroup(ctx, r, y) {
@@ -1357,6 +1397,12 @@ export class Timeline {
 			cached: [...this.cache.keys()],
 		};
 	}
+}
+
+function sample(arr, v) {
+	if (arr.length >= 4096)
+		arr.shift();
+	arr.push(v);
 }
 
 function kv(k, v) {
