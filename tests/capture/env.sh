@@ -4,6 +4,7 @@
 # each backend, precedence, conflict and misspelling warnings, bad lines.
 . "${NX_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
 PY=${PYTHON3:-python3}
+SRC=$(cd "$NX_SRCDIR" && pwd -P)
 
 envj() { # envj ARGS...: run `env --json`, JSON in $T/e.json, stderr in $T/e.err
 	"$NX" env --json "$@" >"$T/e.json" 2>"$T/e.err"
@@ -102,7 +103,7 @@ is "$(jget "$T/e.json" "j['layers']['kernel']['runs']")" "False" "none: kernel l
 PYTHONPATH=/their/path envj --set NX_TORCH_RECORD_SHAPES=1 --set NX_TORCH_WITH_STACK=on \
 	--set NX_TORCH_PROFILE_MEMORY=true --set NX_WARMUP_STEPS=2 --set NX_ACTIVE_STEPS=4 \
 	--set NX_KERNEL_BACKEND=none
-is "$(var PYTHONPATH)" "$NX_SRCDIR/capture/python:/their/path" "torch: hook first on PYTHONPATH, theirs kept"
+is "$(var PYTHONPATH)" "$SRC/capture/python:/their/path" "torch: hook first on PYTHONPATH, theirs kept"
 is "$(var NX_TORCH_RECORD_SHAPES)$(var NX_TORCH_WITH_STACK)$(var NX_TORCH_PROFILE_MEMORY)" "111" \
 	"torch options passed through normalised"
 is "$(var NX_WARMUP_STEPS)/$(var NX_ACTIVE_STEPS)" "2/4" "window passed through"
@@ -148,7 +149,7 @@ ok $? "conflict warned on stderr"
 is "$(jget "$T/e.json" "any('conflict' in w for w in j['warnings'])")" "True" "conflict in JSON"
 is "$(var NEURON_RT_INSPECT_ENABLE)|$(var PYTHONPATH)" "1|<unset>" "kernel wins by default"
 envj --set NX_KERNEL_BACKEND=neuron --set NX_CONFLICT_PREFER=framework
-is "$(var NEURON_RT_INSPECT_ENABLE)|$(var PYTHONPATH)" "<unset>|$NX_SRCDIR/capture/python" \
+is "$(var NEURON_RT_INSPECT_ENABLE)|$(var PYTHONPATH)" "<unset>|$SRC/capture/python" \
 	"NX_CONFLICT_PREFER=framework keeps torch"
 
 # Misspelt keys.
