@@ -20,3 +20,6 @@ EXTRA_DIST += \
 	tests/browser/data/two-gpus.json \
 	tests/browser/data/xss-names.json \
 	tests/browser/data/not-a-trace.txt
+
+# The web benchmark (`make bench` runs bench/*-bench.sh; results in docs/benchmarks-web.md).
+EXTRA_DIST += bench/web-bench.sh bench/web-bench.mjs bench/web-trace.py

@@ -252,6 +252,10 @@ async function main() {
 		await page.locator('#tl-chain').click();
 		await waitState(() => window.__nx.state.chain !== null);
 		assert((await state()).chain.nodes >= 2, 'follow chain finds events');
+		await page.locator('#tl-critical').click();
+		await waitState(() => window.__nx.state.critical !== null);
+		assert((await state()).critical >= 1, 'critical path has hops');
+		await page.waitForSelector('#tl-critical-info table');
 		await shot('09-chain');
 	});
 
@@ -356,6 +360,10 @@ async function main() {
 		await page.waitForSelector(`#lib-table tr[data-id="${ctx.xss.id}"]`);
 		const text = await page.locator(`#lib-table tr[data-id="${ctx.xss.id}"] td.name`).textContent();
 		assert(text.includes('xss-names.json'), 'row name');
+		await page.fill('#lib-search', 'xss-names');
+		await page.waitForFunction(() => document.querySelectorAll('#lib-table tbody tr').length === 1);
+		await page.fill('#lib-search', '');
+		await page.waitForFunction(() => document.querySelectorAll('#lib-table tbody tr').length >= 2);
 		ctx.expectConfirm = true;
 		await page.click(`#lib-table tr[data-id="${ctx.xss.id}"] button.danger`);
 		await page.waitForSelector(`#lib-table tr[data-id="${ctx.xss.id}"]`, { state: 'detached', timeout: 10000 });

@@ -1110,6 +1110,7 @@ export class Timeline {
 		const box = clear(this.panel.details);
 		this.panel.details.hidden = false;
 		this.panel.empty.hidden = true;
+		this.$('#tl-panel').scrollTop = 0;
 		const origin = this.trace.start_ns;
 		const unit = this.unitById.get(d.unit);
 		box.append(el('h3', { class: 'ev-name' }, d.name || '(unnamed)'));
@@ -1250,7 +1251,7 @@ export class Timeline {
 		const tb = el('tbody');
 		for (const h of c.hops || []) {
 			tb.append(el('tr', null,
-				el('td', null, el('a', { href: '#', class: 'edge-link', onclick: (ev) => {
+				el('td', { title: h.name || '' }, el('a', { href: '#', class: 'edge-link', onclick: (ev) => {
 					ev.preventDefault();
 					this.fitEvent(h);
 				} }, h.name || '(unnamed)')),
