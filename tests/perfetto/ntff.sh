@@ -1,0 +1,66 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/perfetto/ntff.sh - `convert IN OUT.ntff` and `ntff ls|cat|verify`
+# through the real binary, on a good container and on damaged copies (a
+# flipped payload byte, a file cut mid-section): damage is reported by
+# section name and byte offset with a non-zero exit.
+. "${NX_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
+PY=${PYTHON3:-/usr/bin/python3}
+SMALL="$NX_SRCDIR/tests/data/perfetto/small.pftrace"
+
+"$NX" ntff --help >"$T/h.txt"; ok $? "ntff --help exits 0"
+grep -q "verify" "$T/h.txt"; ok $? "ntff --help lists verify"
+"$NX" ntff frob x 2>/dev/null; is $? 2 "ntff: unknown command exits 2"
+
+check "convert small.pftrace -> .ntff" "$NX" convert "$SMALL" "$T/a.ntff"
+"$NX" ntff ls "$T/a.ntff" >"$T/ls.txt"; ok $? "ls exits 0"
+sed 's/^/#   /' "$T/ls.txt"
+grep -Eq '^0 +perfetto +yes .* ok +import/small.pftrace$' "$T/ls.txt"; ok $? "ls: the trace section, compressed, CRC ok"
+grep -Eq '^1 +manifest +no .* ok +manifest.json$' "$T/ls.txt"; ok $? "ls: the manifest"
+"$NX" ntff ls --json "$T/a.ntff" >"$T/ls.json"; ok $? "ls --json exits 0"
+is "$(head -1 "$T/ls.json" | jget /dev/stdin "j['kind'], j['status'], j['raw']" 2>/dev/null)" \
+   "perfetto ok $(wc -c <"$SMALL" | tr -d ' ')" "ls --json: kind, status, raw size"
+"$NX" ntff verify "$T/a.ntff" >"$T/v.txt"; ok $? "verify exits 0 on a good file"
+"$NX" ntff cat "$T/a.ntff" >"$T/m.json"; ok $? "cat prints the manifest"
+is "$(jget "$T/m.json" "j['format_version'], j['layers']['import']['source_format'], j['sections'][0]['name']")" \
+   "1 perfetto import/small.pftrace" "manifest: version, layer, sections"
+"$NX" ntff cat "$T/a.ntff" import/small.pftrace >"$T/x.pftrace"; ok $? "cat SECTION by name"
+cmp -s "$T/x.pftrace" "$SMALL"; ok $? "cat SECTION gives the original bytes"
+"$NX" ntff cat "$T/a.ntff" 0 | cmp -s - "$SMALL"; ok $? "cat by index"
+"$NX" ntff cat --raw "$T/a.ntff" 0 | "$PY" -c "import sys,zlib; sys.stdout.buffer.write(zlib.decompress(sys.stdin.buffer.read()))" | cmp -s - "$SMALL"
+ok $? "cat --raw gives the zlib stream as stored"
+"$NX" ntff cat "$T/a.ntff" nope 2>"$T/e.txt"; is $? 1 "cat of a missing section exits 1"
+"$NX" ingest --data "$T/d" --json "$T/a.ntff" >"$T/i.json"; ok $? "the .ntff ingests"
+is "$(jget "$T/i.json" "j['format'], j['slices'], j['instants'], j['flows']['flow']")" \
+   "ntff 2 2 1" "ingest: format ntff and the trace's events"
+
+# a flipped byte in the payload of section 0
+off=$("$NX" ntff ls --json "$T/a.ntff" | head -1 | jget /dev/stdin "j['offset']")
+cp "$T/a.ntff" "$T/flip.ntff"
+"$PY" - "$T/flip.ntff" <<'PYEOF'
+import sys
+p = sys.argv[1]; b = bytearray(open(p, 'rb').read())
+b[16 + 40 + len("import/small.pftrace") + 7] ^= 0x20
+open(p, 'wb').write(b)
+PYEOF
+"$NX" ntff verify "$T/flip.ntff" >"$T/v.txt" 2>"$T/e.txt"; is $? 1 "verify exits 1 on a flipped byte"
+grep -q "import/small.pftrace\" at byte $off: CRC mismatch" "$T/e.txt"; ok $? "verify names the section and its offset"
+sed 's/^/#   /' "$T/e.txt"
+"$NX" ntff ls "$T/flip.ntff" >"$T/ls.txt"; is $? 1 "ls exits 1 on damage"
+grep -q "bad-crc" "$T/ls.txt"; ok $? "ls shows bad-crc"
+"$NX" ingest --data "$T/d" "$T/flip.ntff" 2>"$T/e.txt" >/dev/null; is $? 1 "ingest of the only (damaged) data section fails"
+grep -q "no trace data loaded.*import/small.pftrace.*CRC mismatch" "$T/e.txt"; ok $? "ingest says why"
+is "$(wc -l <"$T/e.txt" | tr -d ' ')" 1 "one-line message"
+
+# cut in the middle of section 0
+head -c $((off + 60)) "$T/a.ntff" >"$T/cut.ntff"
+"$NX" ntff verify "$T/cut.ntff" >/dev/null 2>"$T/e.txt"; is $? 1 "verify exits 1 on a cut file"
+grep -q "import/small.pftrace\" at byte $off is truncated" "$T/e.txt"; ok $? "cut: names the section and offset"
+"$NX" ingest --data "$T/d" "$T/cut.ntff" >/dev/null 2>"$T/e.txt"; is $? 1 "ingest of a cut file with no complete data section fails"
+sed 's/^/#   /' "$T/e.txt"
+
+# .ntff -> .ntff copies the sections
+check "convert .ntff -> .ntff" "$NX" convert "$T/a.ntff" "$T/b.ntff"
+"$NX" ntff cat "$T/b.ntff" import/small.pftrace | cmp -s - "$SMALL"; ok $? "copied section intact"
+"$NX" ntff ls "$T/notthere.ntff" 2>"$T/e.txt"; is $? 1 "missing file exits 1"
+done_testing
