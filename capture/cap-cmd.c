@@ -339,8 +339,12 @@ cap_write(struct cap_run *r, const char *out, struct tc_err *err)
 	p = tc_xasprintf("%s/kernel/cupti-stats.json", r->capture_dir);
 	hook = cap_load_json(p);
 	free(p);
-	if (hook)
+	if (hook) {
+		if (json_object_get(hook, "clock"))
+			json_object_set(json_object_get(r->manifest, "clock"), "cupti",
+					json_object_get(hook, "clock"));
 		json_object_set_new(json_object_get(layers, "kernel"), "cupti", hook);
+	}
 	else if (!strcmp(r->plan.kernel, "cupti"))
 		cap_warn(r, "kernel: the CUPTI collector wrote nothing (did the workload use CUDA?)");
 

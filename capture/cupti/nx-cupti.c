@@ -548,9 +548,13 @@ nxc_write(const char *path)
 	fprintf(f, "{\"records\":%zu,\"device_ops\":%zu,\"events\":%zu,\"launch_flows\":%zu,"
 		"\"order_edges\":%zu,\"dropped\":%" PRIu64 ",\"dropped_by_cupti\":%" PRIu64
 		",\"dropped_by_limit\":%" PRIu64 ",\"filtered\":%" PRIu64 ",\"buffers\":%" PRIu64
-		",\"overhead_ns\":%" PRIu64 ",\"max_events\":%zu}\n", g.n, nops, g.nev, nflows, norder,
-		g.dropped_cupti + g.dropped_ours, g.dropped_cupti, g.dropped_ours, g.filtered,
-		g.buffers, g.overhead_ns, g.max);
+		",\"overhead_ns\":%" PRIu64 ",\"max_events\":%zu,\"base_ns\":%" PRIu64
+		",\n\"clock\":{\"start\":{\"cupti_ns\":%" PRIu64 ",\"realtime_ns\":%" PRId64
+		",\"monotonic_ns\":%" PRId64 "},\"end\":{\"cupti_ns\":%" PRIu64
+		",\"realtime_ns\":%" PRId64 ",\"monotonic_ns\":%" PRId64 "}}}\n", g.n, nops, g.nev,
+		nflows, norder, g.dropped_cupti + g.dropped_ours, g.dropped_cupti, g.dropped_ours,
+		g.filtered, g.buffers, g.overhead_ns, g.max, base, g.sync_cupti[0], g.sync_real[0],
+		g.sync_mono[0], g.sync_cupti[1], g.sync_real[1], g.sync_mono[1]);
 	fclose(f);
 }
 
