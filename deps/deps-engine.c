@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <jansson.h>
 #include "deps/deps-int.h"
 #include "store/store.h"
 
@@ -51,6 +50,11 @@ struct wait {
 	int64_t src;		/* resolved at finish */
 };
 
+struct scan {
+	const char *p, *end;
+	struct tc_buf str;	/* the last decoded string */
+};
+
 struct deps_engine {
 	deps_edge_fn edge;
 	deps_bad_fn bad;
@@ -72,6 +76,7 @@ struct deps_engine {
 	int64_t cur_end;	/* end time of the event being parsed */
 	int rc;
 	struct tc_buf label;
+	struct scan sc;
 };
 
 #define GROW(arr, n, cap) do { \
@@ -142,6 +147,7 @@ deps_engine_new(deps_edge_fn edge, deps_bad_fn bad, void *ctx)
 	e->bad = bad;
 	e->ctx = ctx;
 	tc_buf_init(&e->label);
+	tc_buf_init(&e->sc.str);
 	return e;
 }
 
@@ -160,6 +166,7 @@ deps_engine_free(struct deps_engine *e)
 	free(e->signals);
 	free(e->waits);
 	tc_buf_free(&e->label);
+	tc_buf_free(&e->sc.str);
 	free(e);
 }
 
@@ -252,40 +259,242 @@ op_bad(void *ctx, const char *tok, size_t len)
 }
 
 /*
- * Call @fn on each string of @v, which must be a string or an array of
- * strings; anything else is reported as bad under @what.
+ * A small scanner for the args object: only the top-level keys we use are
+ * decoded; every other value is skipped without building anything (Jansson
+ * would allocate a tree per event, the largest cost of the analysis).
  */
 static void
-each_string(struct deps_engine *e, json_t *v, const char *key, const char *what,
-	    void (*fn)(struct deps_engine *, const char *, bool), bool arg)
+sc_ws(struct scan *sc)
 {
-	size_t i;
-	json_t *x;
+	while (sc->p < sc->end && (*sc->p == ' ' || *sc->p == '\t' || *sc->p == '\n' ||
+				   *sc->p == '\r'))
+		sc->p++;
+}
 
-	if (!v)
-		return;
-	if (json_is_string(v)) {
-		fn(e, json_string_value(v), arg);
-		return;
-	}
-	if (!json_is_array(v)) {
-		char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-		char *msg = tc_xasprintf("%s: %s", key, t ? t : "?");
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
 
-		report_bad(e, what, msg, strlen(msg));
-		free(msg);
-		free(t);
-		return;
-	}
-	json_array_foreach(v, i, x) {
-		if (json_is_string(x)) {
-			fn(e, json_string_value(x), arg);
-		} else {
-			char *t = json_dumps(x, JSON_ENCODE_ANY | JSON_COMPACT);
+/* Decode the string at sc->p (on its opening quote) into sc->str. */
+static int
+sc_string(struct scan *sc)
+{
+	tc_buf_reset(&sc->str);
+	tc_buf_adds(&sc->str, "");
+	if (sc->p >= sc->end || *sc->p != '"')
+		return -EINVAL;
+	for (sc->p++; sc->p < sc->end; sc->p++) {
+		const char *run = sc->p;
 
-			report_bad(e, what, t ? t : "?", t ? strlen(t) : 1);
-			free(t);
+		while (sc->p < sc->end && *sc->p != '"' && *sc->p != '\\')
+			sc->p++;
+		tc_buf_add(&sc->str, run, sc->p - run);
+		if (sc->p >= sc->end)
+			break;
+		if (*sc->p == '"') {
+			sc->p++;
+			return 0;
 		}
+		if (++sc->p >= sc->end)
+			break;
+		switch (*sc->p) {
+		case 'b': tc_buf_addc(&sc->str, '\b'); break;
+		case 'f': tc_buf_addc(&sc->str, '\f'); break;
+		case 'n': tc_buf_addc(&sc->str, '\n'); break;
+		case 'r': tc_buf_addc(&sc->str, '\r'); break;
+		case 't': tc_buf_addc(&sc->str, '\t'); break;
+		case 'u': {
+			unsigned u = 0;
+
+			for (int k = 1; k <= 4; k++) {
+				int h = sc->p + k < sc->end ? hexval(sc->p[k]) : -1;
+
+				if (h < 0)
+					return -EINVAL;
+				u = u * 16 + h;
+			}
+			sc->p += 4;
+			if (u < 0x80) {
+				tc_buf_addc(&sc->str, (char)u);
+			} else if (u < 0x800) {
+				tc_buf_addc(&sc->str, (char)(0xc0 | u >> 6));
+				tc_buf_addc(&sc->str, (char)(0x80 | (u & 0x3f)));
+			} else {
+				tc_buf_addc(&sc->str, (char)(0xe0 | u >> 12));
+				tc_buf_addc(&sc->str, (char)(0x80 | ((u >> 6) & 0x3f)));
+				tc_buf_addc(&sc->str, (char)(0x80 | (u & 0x3f)));
+			}
+			break;
+		}
+		default:
+			tc_buf_addc(&sc->str, *sc->p);
+		}
+	}
+	return -EINVAL;
+}
+
+/* Skip one value of any type. */
+static int
+sc_skip(struct scan *sc)
+{
+	int depth = 0;
+
+	sc_ws(sc);
+	do {
+		if (sc->p >= sc->end)
+			return -EINVAL;
+		if (*sc->p == '"') {
+			const char *q = sc->p + 1;
+
+			while (q < sc->end && *q != '"')
+				q += *q == '\\' ? 2 : 1;
+			if (q >= sc->end)
+				return -EINVAL;
+			sc->p = q + 1;
+		} else if (*sc->p == '{' || *sc->p == '[') {
+			depth++;
+			sc->p++;
+		} else if (*sc->p == '}' || *sc->p == ']') {
+			if (--depth < 0)
+				return -EINVAL;
+			sc->p++;
+		} else if (depth) {
+			sc->p++;
+		} else {
+			while (sc->p < sc->end && *sc->p != ',' && *sc->p != '}' && *sc->p != ']')
+				sc->p++;
+		}
+	} while (depth);
+	return 0;
+}
+
+/*
+ * The value at sc->p: a string or an array of strings, each handed to @fn;
+ * other values (and non-string elements) are reported under @what.
+ */
+static int
+sc_strings(struct deps_engine *e, struct scan *sc, const char *key, const char *what,
+	   void (*fn)(struct deps_engine *, const char *, bool), bool arg)
+{
+	sc_ws(sc);
+	if (sc->p < sc->end && *sc->p == '"') {
+		if (sc_string(sc))
+			return -EINVAL;
+		fn(e, sc->str.data, arg);
+		return 0;
+	}
+	if (sc->p >= sc->end || *sc->p != '[') {
+		const char *v = sc->p;
+		char msg[128];
+
+		if (sc_skip(sc))
+			return -EINVAL;
+		snprintf(msg, sizeof(msg), "%s: %.*s", key, (int)TC_MIN(sc->p - v, 100), v);
+		report_bad(e, what, msg, strlen(msg));
+		return 0;
+	}
+	sc->p++;
+	sc_ws(sc);
+	if (sc->p < sc->end && *sc->p == ']') {
+		sc->p++;
+		return 0;
+	}
+	for (;;) {
+		sc_ws(sc);
+		if (sc->p < sc->end && *sc->p == '"') {
+			if (sc_string(sc))
+				return -EINVAL;
+			fn(e, sc->str.data, arg);
+		} else {
+			const char *v = sc->p;
+
+			if (sc_skip(sc))
+				return -EINVAL;
+			report_bad(e, what, v, TC_MIN(sc->p - v, 100));
+		}
+		sc_ws(sc);
+		if (sc->p < sc->end && *sc->p == ',') {
+			sc->p++;
+			continue;
+		}
+		if (sc->p < sc->end && *sc->p == ']') {
+			sc->p++;
+			return 0;
+		}
+		return -EINVAL;
+	}
+}
+
+static void
+do_operands(struct deps_engine *e, const char *ops, bool unused)
+{
+	struct opctx oc = { e, e->cur_end };
+	struct deps_opsink sink = { &oc, op_access, op_signal, op_wait, op_bad };
+
+	deps_operands_parse(ops, &sink);
+}
+
+static void do_access(struct deps_engine *e, const char *s, bool write);
+static void do_signal(struct deps_engine *e, const char *s, bool unused);
+static void do_wait(struct deps_engine *e, const char *s, bool unused);
+
+/* Walk the args object; 0, or -EINVAL when it is not a JSON object. */
+static int
+scan_args(struct deps_engine *e, const char *args)
+{
+	struct scan *sc = &e->sc;
+
+	sc->p = args;
+	sc->end = args + strlen(args);
+	sc_ws(sc);
+	if (sc->p >= sc->end || *sc->p != '{')
+		return -EINVAL;
+	sc->p++;
+	sc_ws(sc);
+	if (sc->p < sc->end && *sc->p == '}')
+		return 0;
+	for (;;) {
+		char key[16];
+		int rc;
+
+		sc_ws(sc);
+		if (sc_string(sc))
+			return -EINVAL;
+		snprintf(key, sizeof(key), "%s", sc->str.len < sizeof(key) ? sc->str.data : "");
+		sc_ws(sc);
+		if (sc->p >= sc->end || *sc->p != ':')
+			return -EINVAL;
+		sc->p++;
+		if (!strcmp(key, "reads"))
+			rc = sc_strings(e, sc, key, "access string", do_access, false);
+		else if (!strcmp(key, "writes"))
+			rc = sc_strings(e, sc, key, "access string", do_access, true);
+		else if (!strcmp(key, "signals"))
+			rc = sc_strings(e, sc, key, "signal", do_signal, false);
+		else if (!strcmp(key, "waits"))
+			rc = sc_strings(e, sc, key, "wait", do_wait, false);
+		else if (!strcmp(key, "operands"))
+			rc = sc_strings(e, sc, key, "operand", do_operands, false);
+		else
+			rc = sc_skip(sc);
+		if (rc)
+			return rc;
+		sc_ws(sc);
+		if (sc->p < sc->end && *sc->p == ',') {
+			sc->p++;
+			continue;
+		}
+		if (sc->p < sc->end && *sc->p == '}')
+			return 0;
+		return -EINVAL;
 	}
 }
 
@@ -389,7 +598,7 @@ flush_pieces(struct deps_engine *e, int64_t dst)
 		     e->pieces[j].kind == e->pieces[i].kind;) {
 			uint32_t buf = e->pieces[j].buf;
 			uint64_t lo = e->pieces[j].lo, hi = e->pieces[j].hi;
-			char *s;
+			char s[LABEL_MAX + 64];
 
 			/* one label item per contiguous run of bytes */
 			for (; j < e->npieces && e->pieces[j].src == e->pieces[i].src &&
@@ -397,14 +606,14 @@ flush_pieces(struct deps_engine *e, int64_t dst)
 			     e->pieces[j].lo <= hi; j++)
 				hi = TC_MAX(hi, e->pieces[j].hi);
 			if (lo == 0 && hi == DEPS_WHOLE)
-				s = tc_xstrdup(e->bufs.v[buf]);
+				snprintf(s, sizeof(s), "%.*s", LABEL_MAX, e->bufs.v[buf]);
 			else if (hi == DEPS_WHOLE)
-				s = tc_xasprintf("%s[%llu:]", e->bufs.v[buf], (unsigned long long)lo);
+				snprintf(s, sizeof(s), "%.*s[%llu:]", LABEL_MAX, e->bufs.v[buf],
+					 (unsigned long long)lo);
 			else
-				s = tc_xasprintf("%s[%llu:%llu]", e->bufs.v[buf],
-						 (unsigned long long)lo, (unsigned long long)hi);
+				snprintf(s, sizeof(s), "%.*s[%llu:%llu]", LABEL_MAX, e->bufs.v[buf],
+					 (unsigned long long)lo, (unsigned long long)hi);
 			label_add(&e->label, s);
-			free(s);
 		}
 		rc = e->edge(e->ctx, e->pieces[i].src, dst, e->pieces[i].kind,
 			     e->label.data ? e->label.data : "");
@@ -417,8 +626,6 @@ flush_pieces(struct deps_engine *e, int64_t dst)
 int
 deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, const char *args)
 {
-	json_error_t jerr;
-	json_t *o, *ops;
 	size_t i;
 	int rc;
 
@@ -428,25 +635,10 @@ deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, c
 	e->cur_eid = eid;
 	if (!args)
 		return 0;
-	o = json_loads(args, 0, &jerr);
-	if (!json_is_object(o)) {
-		json_decref(o);
-		return 0;
-	}
 	e->naccs = 0;
 	e->cur_end = ts + (dur > 0 ? dur : 0);
-	each_string(e, json_object_get(o, "reads"), "reads", "access string", do_access, false);
-	each_string(e, json_object_get(o, "writes"), "writes", "access string", do_access, true);
-	each_string(e, json_object_get(o, "signals"), "signals", "signal", do_signal, false);
-	each_string(e, json_object_get(o, "waits"), "waits", "wait", do_wait, false);
-	ops = json_object_get(o, "operands");
-	if (json_is_string(ops)) {
-		struct opctx oc = { e, e->cur_end };
-		struct deps_opsink sink = { &oc, op_access, op_signal, op_wait, op_bad };
-
-		deps_operands_parse(json_string_value(ops), &sink);
-	}
-	json_decref(o);
+	if (scan_args(e, args))
+		e->naccs = 0;	/* not a JSON object: no access sets (the reader checked it) */
 
 	/* All reads see the state before this event; then its writes. */
 	for (int pass = 0; pass < 2; pass++)
