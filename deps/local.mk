@@ -16,8 +16,8 @@ tests_unit_test_deps_query_SOURCES = tests/unit/test-deps-query.c tests/tap.h
 tests_unit_test_deps_query_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_deps_query_LDADD = $(NX_LDADD)
 
-TESTS += tests/deps/rules.sh tests/deps/critical-path.sh
-EXTRA_DIST += tests/deps/deps-lib.sh tests/deps/rules.sh tests/deps/critical-path.sh
+TESTS += tests/deps/rules.sh tests/deps/critical-path.sh tests/deps/real.sh
+EXTRA_DIST += tests/deps/deps-lib.sh tests/deps/rules.sh tests/deps/critical-path.sh tests/deps/real.sh
 
 # The synthetic trace generator for bench/deps-bench.sh (tests/deps-gen.c).
 noinst_PROGRAMS += tests/deps-gen
