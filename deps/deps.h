@@ -32,7 +32,10 @@ int deps_derive(struct st_writer *w, sqlite3 *db, struct st_stats *stats, struct
  * plus program order derived at query time:
  *   {"in": {"flow": [E...], "order": [...], "anti": [...], "output": [...]},
  *    "out": {...}}
- * with E = {"id","name","unit","ts","dur","label"}.
+ * with E = {"id","name","unit","ts","dur","label"}, plus "truncated": true
+ * when more than 1000 edges exist in one direction (the rest are left out).
+ * Program order (label "program order") is derived at query time for
+ * top-level slices on engine/queue/stream units (docs/dependencies.md).
  * Return: a new reference, or NULL with @err set (-ENOENT: no such event).
  */
 json_t *deps_event_edges(sqlite3 *db, int64_t eid, struct tc_err *err);
@@ -42,6 +45,9 @@ json_t *deps_event_edges(sqlite3 *db, int64_t eid, struct tc_err *err);
  * direction @dir (DEPS_DIR_IN|OUT) up to @depth hops, visiting at most
  * @budget edges: {"nodes": [{"id","name","unit","ts","dur","hop"}],
  * "edges": [{"src","dst","kind","label"}], "truncated": bool}.
+ * "hop" is 0 for @eid, -k for predecessors and +k for successors; with both
+ * directions, predecessors are only followed backwards and successors only
+ * forwards.  Return: a new reference, or NULL with @err set.
  */
 json_t *deps_chain(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int budget,
 		   struct tc_err *err);
