@@ -527,8 +527,13 @@ export class Timeline {
 				ctx.fillRect(x, y + ROW_PAD, Math.max(bw, 1), 3);
 				continue;
 			}
+			/* The top lane shows depth 0 at full strength; the nested lanes below, faded. */
 			ctx.fillStyle = nameColour(b.name, (0.15 + 0.85 * busy) * dim);
-			ctx.fillRect(x, y + ROW_PAD, bw + 0.5, hgt);
+			ctx.fillRect(x, y + ROW_PAD, bw + 0.5, Math.min(hgt, SLICE_H - 1));
+			if (hgt > SLICE_H) {
+				ctx.fillStyle = nameColour(b.name, (0.06 + 0.3 * busy) * dim);
+				ctx.fillRect(x, y + ROW_PAD + SLICE_H, bw + 0.5, hgt - SLICE_H);
+			}
 		}
 	}
 
