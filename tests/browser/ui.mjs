@@ -143,6 +143,21 @@ async function main() {
 		await shot('03-library-uploaded');
 	});
 
+	await step('drag and drop uploads a file', async () => {
+		await page.evaluate(() => {
+			const ev = [{ ph: 'X', pid: 1, tid: 1, ts: 1, dur: 5, name: 'dropped-slice' },
+				{ ph: 'X', pid: 1, tid: 1, ts: 2, dur: 1, name: 'dropped-child' }];
+			const f = new File([JSON.stringify({ traceEvents: ev })], 'dropped.json', { type: 'application/json' });
+			const dt = new DataTransfer();
+			dt.items.add(f);
+			document.body.dispatchEvent(new DragEvent('dragenter', { dataTransfer: dt, bubbles: true, cancelable: true }));
+			document.body.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+		});
+		await page.waitForSelector('#drop-overlay', { state: 'hidden' });
+		const t = await waitReady('dropped.json');
+		eq([t.status, t.slices], ['ready', 2], 'dropped trace ingested');
+	});
+
 	await step('timeline rows match the trace units', async () => {
 		await page.click(`#lib-table tr[data-id="${ctx.main.id}"] a.trace-link`);
 		await waitState(() => window.__nx.state.ready);
@@ -308,7 +323,13 @@ async function main() {
 		await page.keyboard.down('w');
 		await page.waitForTimeout(150);
 		await page.keyboard.up('w');
-		await page.waitForTimeout(400);	/* the URL is written 250 ms after the last change */
+		/* The URL is written 250 ms after the last change. */
+		await page.waitForFunction(() => {
+			const s = window.__nx.state;
+			const h = new URLSearchParams(location.hash.slice(1));
+			return h.get('sel') === String(s.sel) && h.get('start') === String(Math.round(s.start)) &&
+				h.get('end') === String(Math.round(s.end));
+		}, null, { timeout: 5000 });
 		const st = await state();
 		const url = page.url();
 		assert(url.includes('sel=' + st.sel), 'URL has the selection: ' + url);
