@@ -267,7 +267,9 @@ convert_export_json(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 			json_decref(args);
 			args = json_object();
 		}
-		json_object_set_new(args, "nx.id", json_integer(sqlite3_column_int64(s, 0)));
+		if (kind != ST_EV_COUNTER)	/* every counter arg is a series */
+			json_object_set_new(args, "nx.id",
+					    json_integer(sqlite3_column_int64(s, 0)));
 		json_object_set_new(ev, "args", args);
 		if (convert_json_event(f, ev, &first))
 			goto werr;

@@ -1,0 +1,57 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/perfetto/convert.sh - `convert` to .pftrace and Chrome JSON: the
+# output ingests back with our own readers and gives the same counts
+# (slices, instants, counters, flow edges).  Perfetto's trace_processor is
+# not packaged for Debian, so the check against upstream is the golden test
+# of the reader (tests/perfetto/golden.sh) plus this round trip.
+. "${NX_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
+SMALL="$NX_SRCDIR/tests/data/perfetto/small.pftrace"
+
+"$NX" convert --help >/dev/null; ok $? "convert --help exits 0"
+"$NX" convert "$SMALL" "$T/x.weird" 2>"$T/e.txt"; is $? 2 "unknown output extension exits 2"
+grep -q -- "--to" "$T/e.txt"; ok $? "and says to use --to"
+"$NX" convert "$NX_SRCDIR/tests/lib.sh" "$T/x.pftrace" 2>"$T/e.txt"; is $? 1 "not a trace exits 1"
+grep -q "not a trace" "$T/e.txt"; ok $? "and says so"
+
+counts() { jget "$1" "j['slices'], j['instants'], j['counters'], j['flows']['flow']"; }
+
+# roundtrip NAME IN: IN -> .pftrace and .json, both ingest to IN's counts
+roundtrip() {
+	"$NX" ingest --data "$T/d" --json "$2" >"$T/orig.json"
+	ok $? "$1: original ingests"
+	want=$(counts "$T/orig.json")
+	for to in pftrace json; do
+		"$NX" convert "$2" "$T/out.$to" 2>"$T/e.txt"
+		ok $? "$1: convert to .$to"
+		sed 's/^/#   /' "$T/e.txt"
+		"$NX" ingest --data "$T/d" --json "$T/out.$to" >"$T/back.json" 2>"$T/e.txt"
+		ok $? "$1: .$to ingests back"
+		if [ $to = pftrace ]; then
+			is "$(counts "$T/back.json")" "$want" "$1: .$to round trip keeps slices/instants/counters/flows"
+		else	# Chrome JSON flows bind to slices only: edges to instants are lost
+			is "$(jget "$T/back.json" "j['slices'], j['instants'], j['counters']")" \
+			   "$(jget "$T/orig.json" "j['slices'], j['instants'], j['counters']")" \
+			   "$1: .json round trip keeps slices/instants/counters"
+			jget "$T/back.json" "exit(0 if j["flows"]["flow"] <= $(jget "$T/orig.json" "j['flows']['flow']") else 1)"
+			ok $? "$1: .json keeps flows between slices ($(jget "$T/back.json" "j['flows']['flow']"))"
+		fi
+		is "$(jget "$T/back.json" "j['start_ns'], j['end_ns']")" \
+		   "$(jget "$T/orig.json" "j['start_ns'], j['end_ns']")" "$1: .$to keeps the time span"
+	done
+	"$NX" convert --to pftrace "$2" - >"$T/stdout.pftrace"; ok $? "$1: --to pftrace to stdout"
+	cmp -s "$T/stdout.pftrace" "$T/out.pftrace"; ok $? "$1: same bytes as the file output"
+}
+
+roundtrip small "$SMALL"
+"$NX" convert "$SMALL" "$T/s.ntff" && roundtrip small.ntff "$T/s.ntff"
+db="$T/d/traces/$(jget "$T/back.json" "j['id']").db"
+is "$(sqlite3 "$db" "SELECT json_extract(args, '$.size') FROM events WHERE args LIKE '%size%' LIMIT 1")" 5 \
+   "args survive the round trip"
+if [ -n "$SHARED" ]; then
+	roundtrip chrome "$SHARED/mspt_chrome_gzipped.pftrace"
+	roundtrip difftest-flows "$SHARED/perfetto_difftest_flow_events_track_event.pb"
+else
+	skip "no ../shared/traces: Chrome round trip"
+fi
+done_testing
