@@ -315,6 +315,40 @@ st_library_sha(struct st_library *lib, const char *id, char hex[65], struct tc_e
 	return rc;
 }
 
+/*
+ * Readers name the file they read, which is DATA/raw/<sha256>; users know
+ * the trace by the name it was uploaded or ingested under.
+ */
+static void
+st_library_name_errors(struct st_library *lib, const char *id, const char *raw,
+		       struct tc_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	struct tc_buf b;
+	const char *p, *m = err->msg;
+	size_t rl = strlen(raw);
+
+	pthread_mutex_lock(&lib->lock);
+	if (st_lib_prepare(lib, &s, "SELECT name FROM traces WHERE id=?", NULL) == 0) {
+		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+		if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0)) {
+			const char *name = (const char *)sqlite3_column_text(s, 0);
+
+			tc_buf_init(&b);
+			while ((p = strstr(m, raw))) {
+				tc_buf_add(&b, m, (size_t)(p - m));
+				tc_buf_adds(&b, name);
+				m = p + rl;
+			}
+			tc_buf_adds(&b, m);
+			snprintf(err->msg, sizeof(err->msg), "%s", b.data);
+			tc_buf_free(&b);
+		}
+	}
+	sqlite3_finalize(s);
+	pthread_mutex_unlock(&lib->lock);
+}
+
 struct st_prog {
 	struct st_library *lib;
 	const char *id;
@@ -405,8 +439,10 @@ st_library_ingest(struct st_library *lib, const char *id, st_progress_fn progres
 	}
 	pthread_mutex_unlock(&lib->lock);
 out:
-	if (rc < 0 && err)
+	if (rc < 0 && err) {
+		st_library_name_errors(lib, id, raw, err);
 		st_library_set_status(lib, id, "failed", 0, err->msg);
+	}
 	sqlite3_finalize(s);
 	if (db)
 		sqlite3_close(db);
