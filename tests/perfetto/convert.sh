@@ -33,7 +33,7 @@ roundtrip() {
 			is "$(jget "$T/back.json" "j['slices'], j['instants'], j['counters']")" \
 			   "$(jget "$T/orig.json" "j['slices'], j['instants'], j['counters']")" \
 			   "$1: .json round trip keeps slices/instants/counters"
-			jget "$T/back.json" "exit(0 if j["flows"]["flow"] <= $(jget "$T/orig.json" "j['flows']['flow']") else 1)"
+			jget "$T/back.json" "exit(0 if j['flows']['flow'] <= $(jget "$T/orig.json" "j['flows']['flow']") else 1)"
 			ok $? "$1: .json keeps flows between slices ($(jget "$T/back.json" "j['flows']['flow']"))"
 		fi
 		is "$(jget "$T/back.json" "j['start_ns'], j['end_ns']")" \
