@@ -275,8 +275,16 @@ struct e2e {
 	struct tc_err err;
 };
 
+static int e2e_run_opts(struct e2e *x, const char *doc, size_t len, const struct ing_opts *opts);
+
 static int
 e2e_run(struct e2e *x, const char *doc, size_t len)
+{
+	return e2e_run_opts(x, doc, len, NULL);
+}
+
+static int
+e2e_run_opts(struct e2e *x, const char *doc, size_t len, const struct ing_opts *opts)
 {
 	struct st_writer *w = NULL;
 	struct tc_input *in = NULL;
@@ -290,7 +298,7 @@ e2e_run(struct e2e *x, const char *doc, size_t len)
 		return x->ret;
 	x->ret = tc_input_open_mem(&in, doc, len, "e2e.json", &x->err);
 	if (!x->ret)
-		x->ret = ing_json_read(w, in, NULL, &x->err);
+		x->ret = ing_json_read(w, in, opts, &x->err);
 	tc_input_close(in);
 	if (x->ret) {
 		st_writer_abort(w);
@@ -502,6 +510,78 @@ test_bigdoc_chunks(void)
 	tc_buf_free(&b);
 }
 
+static void
+test_offset(void)
+{
+	static const char doc[] = "[{\"ph\":\"X\",\"ts\":1.5,\"dur\":1,\"pid\":1,\"tid\":1},"
+		"{\"ph\":\"s\",\"id\":1,\"ts\":1.5,\"pid\":1,\"tid\":1},"
+		"{\"ph\":\"f\",\"id\":1,\"ts\":3,\"pid\":1,\"tid\":1},"
+		"{\"ph\":\"X\",\"ts\":3,\"dur\":1,\"pid\":1,\"tid\":1}]";
+	struct ing_opts o = { .ts_offset_ns = -1000 };
+	struct e2e x;
+
+	if (e2e_run_opts(&x, doc, sizeof(doc) - 1, &o)) {
+		ok(0, "ts_offset_ns ingest: %s", x.err.msg);
+	} else {
+		is_int(q_int(x.db, "SELECT min(ts) FROM events"), 500, "ts_offset_ns shifts stored ts");
+		is_int(x.st.edges[ST_EDGE_FLOW], 1, "flows still bind under an offset");
+	}
+	e2e_close(&x);
+}
+
+struct prog {
+	int calls;
+	double last;
+	int backwards;
+};
+
+static void
+on_progress(void *ctx, double frac)
+{
+	struct prog *p = ctx;
+
+	if (frac < p->last || frac > 1.0)
+		p->backwards++;
+	p->last = frac;
+	p->calls++;
+}
+
+static void
+test_progress(void)
+{
+	char path[256], db[300];
+	struct st_writer *w = NULL;
+	struct tc_input *in = NULL;
+	struct tc_err err = { 0 };
+	struct prog p = { 0 };
+	struct ing_opts o = { .progress = on_progress, .ctx = &p };
+	FILE *f;
+	int i, ret;
+
+	snprintf(path, sizeof(path), "%s/test-json-prog-%d.json",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+	f = fopen(path, "w");
+	fputs("[", f);
+	for (i = 0; i < 40000; i++)	/* about 3.5 MB: several 1 MiB chunks */
+		fprintf(f, "%s{\"ph\":\"X\",\"name\":\"n%d\",\"pid\":1,\"tid\":1,\"ts\":%d,"
+			"\"dur\":1,\"args\":{\"pad\":\"%040d\"}}", i ? ",\n" : "", i % 7, i * 2, i);
+	fputs("]", f);
+	fclose(f);
+	snprintf(db, sizeof(db), "%s.db", path);
+	ret = st_writer_open(&w, db, &err);
+	if (!ret)
+		ret = tc_input_open(&in, path, &err);
+	if (!ret)
+		ret = ing_json_read(w, in, &o, &err);
+	is_int(ret, 0, "3.5 MB file ingests");
+	ok(p.calls >= 4, "progress called per chunk (%d calls)", p.calls);
+	is_int(p.backwards, 0, "progress never goes backwards or past 1");
+	ok(p.last == 1.0, "progress ends at 1.0 (%g)", p.last);
+	tc_input_close(in);
+	st_writer_abort(w);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -512,5 +592,7 @@ main(void)
 	test_e2e();
 	test_e2e_errors();
 	test_bigdoc_chunks();
+	test_offset();
+	test_progress();
 	return tap_done();
 }
