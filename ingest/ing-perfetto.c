@@ -28,6 +28,7 @@ typedef Perfetto__Protos__DebugAnnotation PfAnnot;
 #define PF_SEQ_CLOCK_MAX 127
 #define PF_SEQ_CLEARED 1
 #define PF_SEQ_NEEDS_STATE 2
+#define PF_MAX_DEPTH 4		/* compressed_packets inside compressed_packets */
 
 enum { PF_TE_UNSPEC, PF_TE_BEGIN, PF_TE_END, PF_TE_INSTANT, PF_TE_COUNTER };
 enum { PF_FLOW_IN = 1, PF_FLOW_OUT = 2, PF_FLOW_INOUT = 3 };
@@ -122,8 +123,10 @@ struct pf_ctx {
 	struct tc_input *in;
 	const char *name;
 	struct tc_err *err;
-	struct tc_arena arena;
-	ProtobufCAllocator alloc;
+	/* one arena per compressed_packets nesting level: a nested packet must
+	 * not release the memory of the packet that holds it */
+	struct tc_arena arena[PF_MAX_DEPTH + 1];
+	ProtobufCAllocator alloc[PF_MAX_DEPTH + 1];
 
 	struct pf_map seqs;	/* seq id -> struct pf_seq * */
 	struct pf_map tracks;	/* uuid -> struct pf_track * */
@@ -1211,7 +1214,7 @@ pf_compressed(struct pf_ctx *c, const ProtobufCBinaryData *z, uint64_t off)
 	size_t cap = z->len * 4 + 4096, len = 0;
 	int zr, ret;
 
-	if (c->depth > 4)
+	if (c->depth >= PF_MAX_DEPTH)
 		return tc_err_set(c->err, -EINVAL, "%s: compressed_packets nested too deep at byte %"
 				  PRIu64, c->name, off);
 	memset(&zs, 0, sizeof(zs));
@@ -1256,9 +1259,9 @@ pf_packet(struct pf_ctx *c, const uint8_t *data, size_t len, uint64_t off)
 	int64_t ts;
 	int ret = 0;
 
-	p = perfetto__protos__trace_packet__unpack(&c->alloc, len, data);
+	p = perfetto__protos__trace_packet__unpack(&c->alloc[c->depth], len, data);
 	if (!p) {
-		tc_arena_reset(&c->arena);
+		tc_arena_reset(&c->arena[c->depth]);
 		if (!c->packets)
 			return tc_err_set(c->err, -EINVAL, "%s: malformed TracePacket at byte %"
 					  PRIu64 " (%zu bytes): not a Perfetto trace?",
@@ -1319,8 +1322,8 @@ pf_packet(struct pf_ctx *c, const uint8_t *data, size_t len, uint64_t off)
 	if (p->track_event)
 		pf_track_event(c, s, p, ts);
 out:
-	perfetto__protos__trace_packet__free_unpacked(p, &c->alloc);
-	tc_arena_reset(&c->arena);
+	perfetto__protos__trace_packet__free_unpacked(p, &c->alloc[c->depth]);
+	tc_arena_reset(&c->arena[c->depth]);
 	return ret;
 }
 
@@ -1455,7 +1458,8 @@ pf_ctx_free(struct pf_ctx *c)
 	free(c->hseq);
 	free(c->edges);
 	free(c->ops);
-	tc_arena_free(&c->arena);
+	for (i = 0; i <= PF_MAX_DEPTH; i++)
+		tc_arena_free(&c->arena[i]);
 }
 
 /* End of input: close open slices at the last timestamp, then write flow edges. */
@@ -1523,7 +1527,7 @@ ing_perfetto_read(struct st_writer *w, struct tc_input *in, const struct ing_opt
 {
 	struct pf_ctx c;
 	uint8_t *buf = NULL;
-	size_t cap = 1 << 20, start = 0, end = 0;
+	size_t cap = 1 << 20, start = 0, end = 0, i;
 	uint64_t off = 0;	/* decompressed offset of buf[start] */
 	bool eof = false;
 	char num[32];
@@ -1538,10 +1542,12 @@ ing_perfetto_read(struct st_writer *w, struct tc_input *in, const struct ing_opt
 	c.primary_clock = PF_CLOCK_BOOTTIME;
 	c.max_ts = INT64_MIN;
 	c.ts_offset = opts ? opts->ts_offset_ns : 0;
-	tc_arena_init(&c.arena, 64 << 10);
-	c.alloc.alloc = pf_alloc;
-	c.alloc.free = pf_nofree;
-	c.alloc.allocator_data = &c.arena;
+	for (i = 0; i <= PF_MAX_DEPTH; i++) {
+		tc_arena_init(&c.arena[i], 64 << 10);
+		c.alloc[i].alloc = pf_alloc;
+		c.alloc[i].free = pf_nofree;
+		c.alloc[i].allocator_data = &c.arena[i];
+	}
 	pf_map_init(&c.seqs);
 	pf_map_init(&c.tracks);
 	pf_map_init(&c.procs);

@@ -7,7 +7,7 @@ libingest_a_SOURCES += ingest/ing-perfetto.c ingest/ing-perfetto-map.c \
 nodist_libingest_a_SOURCES = schemas/perfetto.pb-c.c schemas/perfetto.pb-c.h
 BUILT_SOURCES += schemas/perfetto.pb-c.c schemas/perfetto.pb-c.h
 CLEANFILES += schemas/perfetto.pb-c.c schemas/perfetto.pb-c.h
-EXTRA_DIST += schemas/perfetto.proto
+# schemas/perfetto.proto is distributed with schemas/ (top-level EXTRA_DIST)
 
 schemas/perfetto.pb-c.h: schemas/perfetto.pb-c.c
 	@test -f $@ || { rm -f $<; $(MAKE) $(AM_MAKEFLAGS) $<; }
@@ -20,18 +20,26 @@ schemas/perfetto.pb-c.c: $(top_srcdir)/schemas/perfetto.proto
 check_PROGRAMS += tests/unit/test-perfetto tests/unit/test-ntff
 TESTS += tests/unit/test-perfetto tests/unit/test-ntff \
 	tests/perfetto/golden.sh tests/perfetto/ntff.sh tests/perfetto/convert.sh \
-	tests/perfetto/errors.sh tests/perfetto/fuzz-replay.sh
+	tests/perfetto/errors.sh
 tests_unit_test_perfetto_SOURCES = tests/unit/test-perfetto.c tests/tap.h
 nodist_tests_unit_test_perfetto_SOURCES = schemas/perfetto.pb-c.h
-tests_unit_test_perfetto_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(PROTOBUFC_CFLAGS)
+tests_unit_test_perfetto_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(PROTOBUFC_CFLAGS) $(ZLIB_CFLAGS)
 tests_unit_test_perfetto_LDADD = $(NX_LDADD)
 tests_unit_test_ntff_SOURCES = tests/unit/test-ntff.c tests/tap.h
 tests_unit_test_ntff_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(ZLIB_CFLAGS)
 tests_unit_test_ntff_LDADD = $(NX_LDADD)
-EXTRA_DIST += tests/perfetto fuzz/corpus/perfetto fuzz/fuzz-perfetto.c
+EXTRA_DIST += tests/perfetto
 
-# Fuzzing: libFuzzer target under --enable-fuzzing; the corpus is replayed by
-# tests/perfetto/fuzz-replay.sh through `neuron-explorer ingest` in make check.
+# Fuzzing: the libFuzzer target under --enable-fuzzing; its committed corpus
+# (fuzz/corpus/perfetto) is replayed by make check in every build.
+check_PROGRAMS += fuzz/fuzz-perfetto-replay
+TESTS += fuzz/fuzz-perfetto-replay
+fuzz_fuzz_perfetto_replay_SOURCES = fuzz/fuzz-perfetto.c
+fuzz_fuzz_perfetto_replay_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_REPLAY_MAIN
+fuzz_fuzz_perfetto_replay_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+fuzz_fuzz_perfetto_replay_LDADD = $(NX_LDADD)
+EXTRA_DIST += fuzz/corpus/perfetto
+
 if ENABLE_FUZZING
 noinst_PROGRAMS += fuzz/fuzz-perfetto
 fuzz_fuzz_perfetto_SOURCES = fuzz/fuzz-perfetto.c

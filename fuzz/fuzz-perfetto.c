@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz/fuzz-perfetto.c - libFuzzer target for the Perfetto protobuf reader
+ * and the .ntff container: the input bytes go through tc_input_open_mem()
+ * and ing_perfetto_read() into a real trace store on a temporary file
+ * (finished when the read succeeds); inputs that start with the .ntff magic
+ * are written to a file and go through ing_ntff_read().  Every failure must
+ * carry a message.  Built with -DFUZZ_REPLAY_MAIN it is a TAP program that
+ * feeds every file of fuzz/corpus/perfetto to the same entry point (make
+ * check runs it).
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "store/library.h"
+#include "ingest/ingest.h"
+#include "ingest/ntff.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char db_path[256], ntff_path[256];
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct st_writer *w = NULL;
+	struct tc_input *in = NULL;
+	struct tc_err err = { 0 };
+	struct st_stats st;
+	int rc;
+
+	if (!db_path[0]) {
+		const char *t = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+
+		snprintf(db_path, sizeof(db_path), "%s/fuzz-perfetto-%d.db", t, (int)getpid());
+		snprintf(ntff_path, sizeof(ntff_path), "%s/fuzz-perfetto-%d.ntff", t, (int)getpid());
+	}
+	if (st_writer_open(&w, db_path, &err))
+		abort();	/* the harness, not the input */
+	if (ntff_is_ntff(data, size)) {
+		FILE *f = fopen(ntff_path, "wb");
+
+		if (!f || fwrite(data, 1, size, f) != size || fclose(f))
+			abort();
+		rc = ing_ntff_read(w, ntff_path, NULL, &err);
+		unlink(ntff_path);
+	} else {
+		if (tc_input_open_mem(&in, data, size, "fuzz.pftrace", &err)) {
+			st_writer_abort(w);
+			return 0;
+		}
+		rc = ing_perfetto_read(w, in, NULL, &err);
+		tc_input_close(in);
+	}
+	if (rc == 0) {
+		if (st_writer_finish(w, &st, &err) == 0)
+			unlink(db_path);
+	} else {
+		if (!err.msg[0] || strchr(err.msg, '\n'))
+			abort();	/* every failure must say why, in one line */
+		st_writer_abort(w);
+	}
+	return 0;
+}
+
+#ifdef FUZZ_REPLAY_MAIN
+static int
+replay_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	struct tc_buf b;
+	char chunk[8192];
+	size_t n;
+
+	if (!f)
+		return -1;
+	tc_buf_init(&b);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		tc_buf_add(&b, chunk, n);
+	fclose(f);
+	LLVMFuzzerTestOneInput((const uint8_t *)(b.data ? b.data : ""), b.len);
+	tc_buf_free(&b);
+	return 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *src = getenv("NX_SRCDIR");
+	char dir[1024], path[2048];
+	char **names = NULL;
+	size_t n = 0, i;
+	struct dirent *de;
+	int failed = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/fuzz/corpus/perfetto", argc > 1 ? argv[1] : src ? src : ".");
+	d = opendir(dir);
+	if (!d) {
+		printf("1..0 # SKIP no corpus at %s\n", dir);
+		return 77;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		names = tc_xrealloc(names, (n + 1) * sizeof(*names));
+		names[n++] = tc_xstrdup(de->d_name);
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), name_cmp);
+	for (i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		/* a crash, abort or sanitizer report ends the program: the test fails */
+		if (replay_file(path)) {
+			printf("not ok %zu - %s: cannot read\n", i + 1, names[i]);
+			failed++;
+		} else {
+			printf("ok %zu - %s replays\n", i + 1, names[i]);
+		}
+		fflush(stdout);
+		free(names[i]);
+	}
+	free(names);
+	if (n < 10) {
+		printf("not ok %zu - corpus has %zu files, want at least 10\n", n + 1, n);
+		failed++;
+		n++;
+	}
+	printf("1..%zu\n", n);
+	return failed ? 1 : 0;
+}
+#endif
