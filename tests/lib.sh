@@ -31,7 +31,7 @@ is() { # is GOT WANT NAME
 	if [ "$1" = "$2" ]; then ok 0 "$3"; else ok 1 "$3"; echo "#   got '$1', want '$2'"; fi
 }
 skip() { _n=$((_n + 1)); echo "ok $_n # SKIP $1"; }
-skip_all() { echo "1..0 # SKIP $1"; exit 77; }
+skip_all() { echo "1..0 # SKIP $1"; exit 0; }  # the TAP driver reads the plan, not 77
 need_shared() { [ -n "$SHARED" ] || skip_all "no ../shared/traces (fresh clone)"; }
 done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; exit $?; }
 # jget FILE EXPR: run a python3 expression on the JSON in FILE (bound to j).

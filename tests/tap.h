@@ -55,7 +55,7 @@ static inline int tap_done(void)
 static inline void tap_skip_all(const char *why)
 {
 	printf("1..0 # SKIP %s\n", why);
-	exit(77);
+	exit(0);
 }
 
 #endif /* TESTS_TAP_H */
