@@ -297,6 +297,43 @@ cap_load_json(const char *path)
 	return json_load_file(path, 0, NULL);
 }
 
+/* framework/trace.json, then trace-PID.json of the other Python processes
+ * (whose hook-PID.json reports go into the manifest's "children"). */
+static int
+cap_add_framework(struct cap_run *r, struct ntff_writer *w, json_t *layer)
+{
+	char *dir = tc_xasprintf("%s/framework", r->capture_dir), *p, *name;
+	json_t *children = json_array(), *rep;
+	struct dirent **list = NULL;
+	int i, nl, n = 0;
+
+	nl = scandir(dir, &list, NULL, alphasort);
+	for (i = 0; i < nl; i++) {
+		const char *f = list[i]->d_name;
+		size_t l = strlen(f);
+
+		p = tc_xasprintf("%s/%s", dir, f);
+		if (!strncmp(f, "trace", 5) && l >= 10 && !strcmp(f + l - 5, ".json") &&
+		    (f[5] == '.' || f[5] == '-') && cap_nonempty(p)) {
+			name = tc_xasprintf("framework/%s", f);
+			if (!cap_add_file(r, w, NTFF_SEC_JSON, name, p, "framework"))
+				n++;
+			free(name);
+		} else if (!strncmp(f, "hook-", 5) && l > 10 && !strcmp(f + l - 5, ".json") &&
+			   (rep = cap_load_json(p))) {
+			json_array_append_new(children, rep);
+		}
+		free(p);
+		free(list[i]);
+	}
+	free(list);
+	if (json_array_size(children))
+		json_object_set(layer, "children", children);
+	json_decref(children);
+	free(dir);
+	return n;
+}
+
 static int
 cap_write(struct cap_run *r, const char *out, struct tc_err *err)
 {
@@ -322,12 +359,7 @@ cap_write(struct cap_run *r, const char *out, struct tc_err *err)
 		cap_warn(r, "framework: the torch hook left no report (was the workload a Python "
 			 "process that imported torch?)");
 	}
-	p = tc_xasprintf("%s/framework/trace.json", r->capture_dir);
-	n = 0;
-	if (cap_nonempty(p) && !cap_add_file(r, w, NTFF_SEC_JSON, "framework/trace.json", p,
-					     "framework"))
-		n = 1;
-	free(p);
+	n = cap_add_framework(r, w, json_object_get(layers, "framework"));
 	json_object_set_new(json_object_get(layers, "framework"), "sections", json_integer(n));
 
 	/* Kernel layer, CUPTI. */

@@ -7,8 +7,9 @@
 # of optimizer steps (NX_WAIT_STEPS, NX_WARMUP_STEPS, NX_ACTIVE_STEPS), with
 # Optimizer.step() as the step boundary.  The trace is exported into
 # $NX_FRAMEWORK_DIR at the end of the window or at exit (normal exit, an
-# uncaught exception, SIGTERM), with a report in hook.json.  Any failure of
-# the hook is recorded in hook.json and never breaks the workload.
+# uncaught exception, SIGTERM), with a report in hook.json (trace-PID.json
+# and hook-PID.json for Python processes the first one starts).  Any failure
+# of the hook is recorded in its report and never breaks the workload.
 import os
 import sys
 
@@ -35,8 +36,9 @@ except Exception as e:  # their sitecustomize failed: report like Python does
 
 
 class _Hook:
-    def __init__(self, outdir):
+    def __init__(self, outdir, suffix=""):
         import time
+        self.suffix = suffix
         self.time = time
         self.outdir = outdir
         self.prof = None
@@ -154,7 +156,7 @@ class _Hook:
         if self.exported:
             return
         self.exported = True
-        path = os.path.join(self.outdir, "trace.json")
+        path = os.path.join(self.outdir, "trace%s.json" % self.suffix)
         tmp = path + ".tmp"
         try:
             self.clock["export"] = self._clock()
@@ -206,7 +208,7 @@ class _Hook:
                    "pid": os.getpid(),
                    "torch_version": getattr(getattr(self, "torch", None),
                                             "__version__", None)}
-            path = os.path.join(self.outdir, "hook.json")
+            path = os.path.join(self.outdir, "hook%s.json" % self.suffix)
             with open(path + ".tmp", "w") as f:
                 json.dump(rep, f)
             os.replace(path + ".tmp", path)
@@ -218,13 +220,15 @@ def _install():
     outdir = os.environ.get("NX_FRAMEWORK_DIR")
     if not outdir or os.environ.get("NX_FRAMEWORK_PROFILER", "torch") != "torch":
         return
-    # Only the process the capture started, not its Python children (they
-    # would overwrite the trace): a child sees a different pid.
-    if os.environ.get("NX_HOOK_PID") not in (None, str(os.getpid())):
-        return
-    os.environ["NX_HOOK_PID"] = str(os.getpid())
+    # The first Python process writes trace.json and hook.json; Python
+    # processes it starts (torchrun workers, subprocesses) write
+    # trace-PID.json and hook-PID.json.
+    first = os.environ.get("NX_HOOK_PID")
+    suffix = "" if first in (None, str(os.getpid())) else "-%d" % os.getpid()
+    if first is None:
+        os.environ["NX_HOOK_PID"] = str(os.getpid())
     os.makedirs(outdir, exist_ok=True)
-    hook = _Hook(outdir)
+    hook = _Hook(outdir, suffix)
     hook.report()
 
     import atexit

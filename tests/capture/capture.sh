@@ -149,4 +149,14 @@ is "$(jget "$T/c9/framework/trace.json" "len({e['name'] for e in (j if isinstanc
 	"5" "NX_ACTIVE_STEPS=0 records every step until exit"
 is "$(man "$T/c9" "j['layers']['framework']['hook']['window']")" \
 	"{'wait': 0, 'warmup': 0, 'active': 0}" "window read by the hook"
+
+# 9. Python processes started by the workload get their own trace.
+"$NX" capture -q --set NX_CAPTURE_DIR="$T/c10" -o "$T/multi.ntff" -- "$PY" -c \
+	"import subprocess, sys; subprocess.run([sys.executable, '$TRAIN', '--steps', '3'], check=True)" \
+	>/dev/null 2>&1
+is "$?" "0" "workload starting a Python child"
+is "$(man "$T/c10" "[s['name'].startswith('framework/trace-') for s in j['sections']]")" "[True]" \
+	"the child's trace-PID.json is a section"
+is "$(man "$T/c10" "[c['steps'] for c in j['layers']['framework']['children']]")" "[3]" \
+	"the child's report is in the manifest"
 done_testing
