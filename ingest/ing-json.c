@@ -190,6 +190,7 @@ struct jreader {
 	size_t nthr, capthr;
 	struct jstack *async;
 	size_t nasync, capasync;
+	struct jstack unfinished;	/* X without dur, closed at the end */
 	struct jslice *sl;
 	size_t nsl, capsl;
 	struct jflow *fl;
@@ -981,7 +982,17 @@ on_event(void *ctx, const char *p, size_t n, uint64_t index, uint64_t off)
 	switch (ph1) {
 	case 'X':
 		if (e.dur.type == IJ_NONE) {
-			count_bad(r, index, off, "X event without dur");
+			/* Chrome writes X without dur for a slice still running when
+			 * tracing stopped: keep it open until the end of the trace. */
+			struct jstack *st = &r->unfinished;
+			int id;
+
+			push_open(st, ts, name, cat, thread_unit(r, ti), &e.args);
+			id = v2_ident(r, &e, &phase);
+			if (id >= 0) {
+				st->v[st->n - 1].flow_ident = id;
+				st->v[st->n - 1].flow_phase = phase;
+			}
 			return 0;
 		}
 		if (time_val(&e.dur, &dur)) {
@@ -1343,6 +1354,9 @@ reader_free(struct jreader *r)
 			free(r->async[i].v[j].args);
 		free(r->async[i].v);
 	}
+	for (j = 0; j < r->unfinished.n; j++)
+		free(r->unfinished.v[j].args);
+	free(r->unfinished.v);
 	for (i = 0; i < r->nlabels; i++)
 		free(r->labels[i]);
 	free(r->labels);
@@ -1415,6 +1429,8 @@ ing_json_read(struct st_writer *w, struct tc_input *in, const struct ing_opts *o
 		ret = close_all(&r, &r.thr[i].open);
 	for (i = 0; i < r.nasync && !ret; i++)
 		ret = close_all(&r, &r.async[i]);
+	if (!ret)
+		ret = close_all(&r, &r.unfinished);
 	if (ret)
 		goto out;
 	if (!r.good) {

@@ -58,6 +58,7 @@ def main(path):
     idents = {}
     open_b = {}         # unit -> stack of (ts, v2)
     open_a = {}         # key -> stack of (ts, name)
+    open_x = []         # X without dur: (ts, v2, unit)
     seq = [0]
     max_end = [None]
 
@@ -119,8 +120,8 @@ def main(path):
         dev = text(pid)
         name, cat = e.get('name'), e.get('cat')
         if ph == 'X':
-            if 'dur' not in e:
-                bad()
+            if 'dur' not in e:      # still running when tracing stopped
+                open_x.append((ts, v2(e), unit))
                 continue
             dur = to_ns(e['dur'])
             if dur is None or dur < 0:
@@ -194,11 +195,24 @@ def main(path):
                 bind = 'next'
             flows.append((ident((i, text(name), text(cat))), ts, 'stf'.index(ph), len(flows),
                           bind, unit, None))
-    for st in list(open_b.values()) + list(open_a.values()):
+    for unit, st in open_b.items():
         while st:
-            b = st.pop()[0]
+            b, f = st.pop()
             c['unmatched'] += 1
-            add('slices', None, b, max(max_end[0] - b, 0))
+            s = add('slices', unit, b, max(max_end[0] - b, 0))
+            if f:
+                flows.append((f[0], b, f[1], len(flows), 'direct', unit, s))
+    for key, st in open_a.items():
+        while st:
+            b, name = st.pop()
+            c['unmatched'] += 1
+            add('slices', ('a', key[1], key[2], text(name)), b, max(max_end[0] - b, 0))
+    while open_x:
+        b, f, unit = open_x.pop()
+        c['unmatched'] += 1
+        s = add('slices', unit, b, max(max_end[0] - b, 0))
+        if f:
+            flows.append((f[0], b, f[1], len(flows), 'direct', unit, s))
     if c['slices'] + c['instants'] + c['counters'] == 0:
         print(json.dumps({'error': 'no timed events'}))
         return
