@@ -222,6 +222,22 @@ test_scanner(void)
 	}
 	is_int(bad_chunks, 0, "Array form with a trailing comma and no ']' is accepted");
 
+	{
+		/* A top-level value over IJ_META_MAX is skipped, not buffered. */
+		struct tc_buf big;
+		size_t k;
+
+		tc_buf_init(&big);
+		tc_buf_adds(&big, "{\"stackFrames\":{\"a\":\"");
+		for (k = 0; k < IJ_META_MAX; k++)
+			tc_buf_addc(&big, 'x');
+		tc_buf_adds(&big, "\"},\"traceEvents\":[{}],\"n\":1}");
+		ret = scan_chunked(big.data, big.len, 4096, &g, &err);
+		is_str(g.meta.data, "stackFrames=(big)\nn=1\n", "metadata over 64 KiB is skipped");
+		ok(!ret && g.n == 1, "events after a big metadata value are still found");
+		got_free(&g);
+		tc_buf_free(&big);
+	}
 	ret = scan_chunked("[1, \"x\", null]", 14, 3, &g, &err);
 	ok(!ret && g.n == 3, "scalar elements are handed out (to be counted bad)");
 	got_free(&g);
