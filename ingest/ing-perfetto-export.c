@@ -300,8 +300,10 @@ px_load_edges(struct px_ctx *c, sqlite3 *db)
 		c->nedges++;
 	}
 	sqlite3_finalize(s);
-	qsort(c->by_src, c->nedges, sizeof(*c->by_src), px_cmp_edge);
-	qsort(c->by_dst, c->nedges, sizeof(*c->by_dst), px_cmp_edge);
+	if (c->nedges) {	/* qsort(NULL, 0) is undefined */
+		qsort(c->by_src, c->nedges, sizeof(*c->by_src), px_cmp_edge);
+		qsort(c->by_dst, c->nedges, sizeof(*c->by_dst), px_cmp_edge);
+	}
 	return 0;
 }
 

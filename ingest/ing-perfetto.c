@@ -830,7 +830,8 @@ pf_flow_replay(struct pf_ctx *c)
 {
 	size_t i;
 
-	qsort(c->ops, c->nops, sizeof(*c->ops), pf_cmp_op);
+	if (c->nops)
+		qsort(c->ops, c->nops, sizeof(*c->ops), pf_cmp_op);
 	for (i = 0; i < c->nops; i++) {
 		const struct pf_flowop *o = &c->ops[i];
 		struct pf_map *m = o->op <= PF_OP_TERM ? &c->flows : &c->lflows;
