@@ -56,9 +56,12 @@ is_ws(char c)
 	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
+/* A syntax error at the current byte, @c. */
 static int
-bad(struct ij_scan *s, uint64_t off, const char *what, char c, struct tc_err *err)
+bad(struct ij_scan *s, const char *what, char c, struct tc_err *err)
 {
+	uint64_t off = s->off;
+
 	if (c >= 0x20 && c < 0x7f)
 		return tc_err_set(err, -EINVAL, "%s: byte %llu: %s (found '%c')", s->name,
 				  (unsigned long long)off, what, c);
@@ -196,50 +199,62 @@ cap_limit(const struct ij_scan *s)
 	}
 }
 
+/*
+ * Advance the running capture over buf[i..n): hand the value out when it
+ * ends, carry it over when it continues into the next chunk.
+ * Return: the index reached, or -errno with @err set.
+ */
+static long
+feed_capture(struct ij_scan *s, const char *buf, size_t i, size_t n, struct tc_err *err)
+{
+	size_t j;
+	bool done;
+	int ret = 0;
+
+	j = capture_run(s, buf, i, n, &done);
+	if (done && !s->carry.len) {
+		ret = captured(s, buf + i, j - i, err);	/* in place: no copy */
+	} else {
+		if (!s->cap_over && s->carry.len + (j - i) > cap_limit(s)) {
+			if (s->cap_kind == CAP_EVENT)
+				return tc_err_set(err, -E2BIG,
+						  "%s: byte %llu: event %llu is larger than %u MiB",
+						  s->name, (unsigned long long)s->cap_off,
+						  (unsigned long long)s->events,
+						  IJ_EVENT_MAX >> 20);
+			if (s->cap_kind == CAP_KEY)
+				return tc_err_set(err, -EINVAL,
+						  "%s: byte %llu: top-level key too long",
+						  s->name, (unsigned long long)s->cap_off);
+			s->cap_over = true;	/* metadata too big to keep: skip it */
+			tc_buf_reset(&s->carry);
+		} else if (!s->cap_over) {
+			tc_buf_add(&s->carry, buf + i, j - i);
+		}
+		if (done) {
+			ret = captured(s, s->carry.data, s->carry.len, err);
+			tc_buf_reset(&s->carry);
+		}
+	}
+	if (ret < 0)
+		return ret;
+	s->off += j - i;
+	return (long)j;
+}
+
 int
 ij_scan_feed(struct ij_scan *s, const char *buf, size_t n, struct tc_err *err)
 {
-	size_t i = 0, start, j;
-	bool done;
+	size_t i = 0;
+	long j;
 	char c;
-	int ret;
 
 	while (i < n) {
 		if (s->state == S_CAPTURE) {
-			start = i;
-			j = capture_run(s, buf, i, n, &done);
-			if (done && !s->carry.len) {
-				ret = captured(s, buf + start, j - start, err);
-				if (ret < 0)
-					return ret;
-			} else {
-				if (!s->cap_over) {
-					if (s->carry.len + (j - start) > cap_limit(s)) {
-						if (s->cap_kind == CAP_EVENT)
-							return tc_err_set(err, -E2BIG,
-								"%s: byte %llu: event %llu is larger than %u MiB",
-								s->name, (unsigned long long)s->cap_off,
-								(unsigned long long)s->events,
-								IJ_EVENT_MAX >> 20);
-						if (s->cap_kind == CAP_KEY)
-							return tc_err_set(err, -EINVAL,
-								"%s: byte %llu: top-level key too long",
-								s->name, (unsigned long long)s->cap_off);
-						s->cap_over = true;
-						tc_buf_reset(&s->carry);
-					} else {
-						tc_buf_add(&s->carry, buf + start, j - start);
-					}
-				}
-				if (done) {
-					ret = captured(s, s->carry.data, s->carry.len, err);
-					tc_buf_reset(&s->carry);
-					if (ret < 0)
-						return ret;
-				}
-			}
-			s->off += j - i;
-			i = j;
+			j = feed_capture(s, buf, i, n, err);
+			if (j < 0)
+				return (int)j;
+			i = (size_t)j;
 			continue;
 		}
 		c = buf[i];
@@ -265,10 +280,10 @@ ij_scan_feed(struct ij_scan *s, const char *buf, size_t n, struct tc_err *err)
 				s->state = S_OBJ_KEY0;
 			} else if (c == '"' || c == '-' || (c >= '0' && c <= '9') || c == 't' ||
 				   c == 'f' || c == 'n') {
-				return bad(s, s->off, "wrong top-level shape: a trace is a JSON array "
+				return bad(s, "wrong top-level shape: a trace is a JSON array "
 					   "of events or an object with \"traceEvents\"", c, err);
 			} else {
-				return bad(s, s->off, "not JSON: expected '[' or '{'", c, err);
+				return bad(s, "not JSON: expected '[' or '{'", c, err);
 			}
 			break;
 		case S_OBJ_KEY0:
@@ -278,26 +293,26 @@ ij_scan_feed(struct ij_scan *s, const char *buf, size_t n, struct tc_err *err)
 				break;
 			}
 			if (c != '"')
-				return bad(s, s->off, "invalid JSON: expected a string key", c, err);
+				return bad(s, "invalid JSON: expected a string key", c, err);
 			begin_capture(s, CAP_KEY, c, s->off);
 			continue;
 		case S_OBJ_COLON:
 			if (c != ':')
-				return bad(s, s->off, "invalid JSON: expected ':'", c, err);
+				return bad(s, "invalid JSON: expected ':'", c, err);
 			s->state = S_OBJ_VAL;
 			break;
 		case S_OBJ_VAL:
 			if (s->key.len == 11 && !memcmp(s->key.data, "traceEvents", 11)) {
 				if (c != '[')
-					return bad(s, s->off, "\"traceEvents\" is not an array", c, err);
+					return bad(s, "\"traceEvents\" is not an array", c, err);
 				if (s->saw_events)
-					return bad(s, s->off, "\"traceEvents\" appears twice", c, err);
+					return bad(s, "\"traceEvents\" appears twice", c, err);
 				s->saw_events = true;
 				s->state = S_ARR_ELEM0;
 				break;
 			}
 			if (c == ',' || c == '}' || c == ']' || c == ':')
-				return bad(s, s->off, "invalid JSON: expected a value", c, err);
+				return bad(s, "invalid JSON: expected a value", c, err);
 			begin_capture(s, CAP_META, c, s->off);
 			continue;
 		case S_OBJ_NEXT:
@@ -306,7 +321,7 @@ ij_scan_feed(struct ij_scan *s, const char *buf, size_t n, struct tc_err *err)
 			else if (c == '}')
 				s->state = S_END;
 			else
-				return bad(s, s->off, "invalid JSON: expected ',' or '}'", c, err);
+				return bad(s, "invalid JSON: expected ',' or '}'", c, err);
 			break;
 		case S_ARR_ELEM0:
 		case S_ARR_ELEM:
@@ -316,7 +331,7 @@ ij_scan_feed(struct ij_scan *s, const char *buf, size_t n, struct tc_err *err)
 				break;
 			}
 			if (c == ',' || c == '}' || c == ':')
-				return bad(s, s->off, "invalid JSON: expected an event", c, err);
+				return bad(s, "invalid JSON: expected an event", c, err);
 			begin_capture(s, CAP_EVENT, c, s->off);
 			continue;
 		case S_ARR_NEXT:
@@ -326,12 +341,12 @@ ij_scan_feed(struct ij_scan *s, const char *buf, size_t n, struct tc_err *err)
 				s->events_done = true;
 				s->state = s->form == IJ_FORM_ARRAY ? S_END : S_OBJ_NEXT;
 			} else {
-				return bad(s, s->off, "invalid JSON: expected ',' or ']' after an event",
+				return bad(s, "invalid JSON: expected ',' or ']' after an event",
 					   c, err);
 			}
 			break;
 		case S_END:
-			return bad(s, s->off, "invalid JSON: data after the end of the trace", c,
+			return bad(s, "invalid JSON: data after the end of the trace", c,
 				   err);
 		}
 		i++;
@@ -370,7 +385,8 @@ ij_scan_end(struct ij_scan *s, struct tc_err *err)
 				  "after %llu events", s->name, (unsigned long long)s->off,
 				  (unsigned long long)s->events);
 	case S_CAPTURE:
-		what = s->cap_kind == CAP_EVENT ? "event" : s->cap_kind == CAP_KEY ? "key" : "value";
+		what = s->cap_kind == CAP_EVENT ? "event" :
+		       s->cap_kind == CAP_KEY ? "key" : "value";
 		return tc_err_set(err, -EINVAL,
 				  "%s: byte %llu: truncated JSON: %s %s starting at byte %llu is "
 				  "not terminated", s->name, (unsigned long long)s->off, what,

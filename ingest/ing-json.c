@@ -172,7 +172,7 @@ struct jflow {
 	int bind;
 	int unit;
 	int64_t ts;
-	int64_t seq;		/* BIND_DIRECT: the slice; after resolution: bound slice or -1 */
+	int64_t seq;		/* the bound slice (BIND_DIRECT: from the start), -1 none */
 	uint64_t order;
 };
 
@@ -450,8 +450,8 @@ add_event(struct jreader *r, int unit, int kind, int64_t ts, int64_t dur, uint32
 	  uint32_t cat, double value, const char *args, size_t args_len, int64_t *seq_out)
 {
 	struct st_event ev = {
-		.unit = unit, .kind = kind, .ts = ts + r->ts_offset, .dur = dur, .name = name, .cat = cat,
-		.value = value, .args = args, .args_len = args_len,
+		.unit = unit, .kind = kind, .ts = ts + r->ts_offset, .dur = dur,
+		.name = name, .cat = cat, .value = value, .args = args, .args_len = args_len,
 	};
 	int64_t seq = st_event_add(r->w, &ev);
 
@@ -925,7 +925,8 @@ on_event(void *ctx, const char *p, size_t n, uint64_t index, uint64_t off)
 	if (parse_event(&e, p, n, &why, &at))
 		goto syntax;
 	if (e.ph.type != IJ_STR || e.ph.n < 1) {
-		count_bad(r, index, off, e.ph.type == IJ_NONE ? "missing ph" : "ph is not a string");
+		count_bad(r, index, off,
+			  e.ph.type == IJ_NONE ? "missing ph" : "ph is not a string");
 		return 0;
 	}
 	ph1 = e.ph.p[0];
