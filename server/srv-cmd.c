@@ -358,6 +358,7 @@ cmd_serve(int argc, char **argv)
 	bool started_http = false, started_q = false;
 
 	memset(s, 0, sizeof(*s));
+	srv_json_use_arenas();
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lopts, &li)) != -1) {
 		switch (c) {

@@ -15,6 +15,37 @@
 #include <unistd.h>
 #include "server/srv-int.h"
 
+/*
+ * Jansson allocates from the request's arena while a request handler runs
+ * on this thread (building a timeline answer makes tens of thousands of
+ * small objects; a bump allocator makes them cheap and frees them at once
+ * when the request completes).  Outside a handler (ingest workers, start-up)
+ * it is plain malloc/free.  No JSON value may outlive the request that made
+ * it; json_dumps() output made in a handler lives in the arena too.
+ */
+static __thread struct tc_arena *srv_tls_arena;
+
+static void *
+srv_json_alloc(size_t n)
+{
+	if (srv_tls_arena)
+		return tc_arena_alloc(srv_tls_arena, n);
+	return malloc(n);
+}
+
+static void
+srv_json_free(void *p)
+{
+	if (!srv_tls_arena)
+		free(p);
+}
+
+void
+srv_json_use_arenas(void)
+{
+	json_set_alloc_funcs(srv_json_alloc, srv_json_free);
+}
+
 const char *srv_arg(struct srv_req *r, const char *key)
 {
 	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
@@ -45,20 +76,30 @@ srv_reply_response(struct srv_req *r, unsigned status, struct MHD_Response *resp
 enum MHD_Result
 srv_reply_json(struct srv_req *r, unsigned status, json_t *j)
 {
+	static const char fail[] = "{\"error\":\"internal\",\"detail\":\"cannot encode the answer\"}";
 	struct MHD_Response *resp;
 	char *text;
 
+	/* in a handler the text is in the arena: MHD copies it */
 	text = j ? json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
 	json_decref(j);
-	if (!text)
-		text = tc_xstrdup("{\"error\":\"internal\",\"detail\":\"cannot encode the answer\"}");
-	resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-	if (!resp) {
-		free(text);
-		return MHD_NO;
+	if (text) {
+		resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_COPY);
+		if (!srv_tls_arena)
+			free(text);
+	} else {
+		status = 500;
+		resp = MHD_create_response_from_buffer(strlen(fail), (void *)fail,
+						       MHD_RESPMEM_PERSISTENT);
 	}
+	if (!resp)
+		return MHD_NO;
 	MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
-	MHD_add_response_header(resp, "Cache-Control", "no-store");
+	/* a ready trace never changes and ids are never reused */
+	if (status == 200 && r->route >= SRV_R_UNITS && r->route <= SRV_R_SUMMARY)
+		MHD_add_response_header(resp, "Cache-Control", "private, max-age=3600");
+	else
+		MHD_add_response_header(resp, "Cache-Control", "no-store");
 	if (status == 503)
 		MHD_add_response_header(resp, "Retry-After", "5");
 	if (status == 401)
@@ -233,20 +274,36 @@ bad_method:
 	return srv_reply_error(r, 405, "method_not_allowed", "%s is not allowed here", method);
 }
 
+static enum MHD_Result route(struct srv_req *r, const char *url, const char *method,
+			     const char *upload_data, size_t *upload_size);
+
 static enum MHD_Result
 on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
 	   const char *version, const char *upload_data, size_t *upload_size, void **con_cls)
 {
-	struct srv *s = cls;
 	struct srv_req *r = *con_cls;
+	enum MHD_Result ret;
 
 	if (!r) {
 		r = tc_xcalloc(1, sizeof(*r));
-		r->srv = s;
+		r->srv = cls;
 		r->conn = conn;
 		r->t0 = tc_mono_ns();
-		tc_arena_init(&r->arena, 4096);
+		tc_arena_init(&r->arena, 256 * 1024);
 		*con_cls = r;
+	}
+	srv_tls_arena = &r->arena;
+	ret = route(r, url, method, upload_data, upload_size);
+	srv_tls_arena = NULL;
+	return ret;
+}
+
+static enum MHD_Result
+route(struct srv_req *r, const char *url, const char *method, const char *upload_data,
+      size_t *upload_size)
+{
+	if (!r->routed) {
+		r->routed = true;
 		if (!strcmp(url, "/upload") || !strcmp(url, "/api/upload")) {
 			r->route = SRV_R_UPLOAD;
 			if (strcmp(method, "POST") && strcmp(method, "PUT"))

@@ -164,6 +164,7 @@ struct srv_req {
 	unsigned status;
 	bool queued;			/* a response was queued */
 	bool started;			/* upload: first call seen */
+	bool routed;			/* first call seen */
 	struct srv_upload *up;		/* POST /upload state */
 };
 
@@ -171,6 +172,9 @@ int srv_http_start(struct srv *s, const char *host, uint16_t port, struct tc_err
 /** srv_http_quiesce - stop accepting connections; those open finish. */
 void srv_http_quiesce(struct srv *s);
 void srv_http_stop(struct srv *s);
+/** srv_json_use_arenas - route Jansson's allocations through per-request
+ * arenas in handler threads; call once at start, before any JSON exists. */
+void srv_json_use_arenas(void);
 /** srv_json_str - a JSON string of @s; invalid UTF-8 becomes U+FFFD; NULL -> null. */
 json_t *srv_json_str(const char *s);
 /** srv_reply_json - queue @j (stolen) with @status. */

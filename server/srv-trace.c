@@ -240,7 +240,7 @@ window_get(struct srv_req *r, struct srv_pool_conn *c, int64_t *start, int64_t *
 /* ---- timeline ---- */
 
 struct tl_stmts {
-	sqlite3_stmt *depths, *prev, *win, *maxlevel, *sums;
+	sqlite3_stmt *depths, *prev, *win, *count, *maxlevel, *sums;
 };
 
 static void
@@ -249,6 +249,7 @@ tl_stmts_free(struct tl_stmts *t)
 	sqlite3_finalize(t->depths);
 	sqlite3_finalize(t->prev);
 	sqlite3_finalize(t->win);
+	sqlite3_finalize(t->count);
 	sqlite3_finalize(t->maxlevel);
 	sqlite3_finalize(t->sums);
 }
@@ -266,6 +267,9 @@ tl_stmts_prepare(sqlite3 *db, struct tl_stmts *t)
 	    sqlite3_prepare_v2(db, "SELECT " EV_COLS " FROM events e LEFT JOIN strings s ON "
 			       "s.id = e.name WHERE e.unit = ?1 AND e.depth = ?2 AND e.ts >= ?3 "
 			       "AND e.ts < ?4 ORDER BY e.ts LIMIT ?5", -1, &t->win, NULL) ||
+	    sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM (SELECT 1 FROM events WHERE unit = ?1 "
+			       "AND depth = ?2 AND ts >= ?3 AND ts < ?4 LIMIT ?5)", -1, &t->count,
+			       NULL) ||
 	    sqlite3_prepare_v2(db, "SELECT MAX(level) FROM summaries WHERE unit_id = ?1", -1,
 			       &t->maxlevel, NULL) ||
 	    sqlite3_prepare_v2(db, "SELECT m.bucket, m.count, m.busy, m.dom_ns, m.vmin, m.vmax, "
@@ -283,16 +287,41 @@ ev_row(sqlite3_stmt *st)
 	int kind = sqlite3_column_int(st, 4);
 	json_t *e = json_object();
 
-	json_object_set_new(e, "id", json_integer(sqlite3_column_int64(st, 0)));
-	json_object_set_new(e, "ts", json_integer(sqlite3_column_int64(st, 1)));
-	json_object_set_new(e, "dur", json_integer(sqlite3_column_int64(st, 2)));
-	json_object_set_new(e, "depth", json_integer(sqlite3_column_int64(st, 3)));
-	json_object_set_new(e, "name", srv_json_str((const char *)sqlite3_column_text(st, 6)));
-	json_object_set_new(e, "kind", json_string(ev_kind_name(kind)));
+	json_object_set_new_nocheck(e, "id", json_integer(sqlite3_column_int64(st, 0)));
+	json_object_set_new_nocheck(e, "ts", json_integer(sqlite3_column_int64(st, 1)));
+	json_object_set_new_nocheck(e, "dur", json_integer(sqlite3_column_int64(st, 2)));
+	json_object_set_new_nocheck(e, "depth", json_integer(sqlite3_column_int64(st, 3)));
+	json_object_set_new_nocheck(e, "name", srv_json_str((const char *)sqlite3_column_text(st, 6)));
+	json_object_set_new_nocheck(e, "kind", json_string(ev_kind_name(kind)));
 	if (kind == ST_EV_COUNTER)
-		json_object_set_new(e, "value", sqlite3_column_type(st, 5) == SQLITE_NULL ?
+		json_object_set_new_nocheck(e, "value", sqlite3_column_type(st, 5) == SQLITE_NULL ?
 				    json_null() : json_real(sqlite3_column_double(st, 5)));
 	return e;
+}
+
+/* Whether the unit has more than @px events starting in the window (an
+ * index-only count bounded by px + 1 per depth; the one straddler per depth
+ * is not counted). */
+static bool
+tl_dense(struct tl_stmts *t, int64_t unit, int64_t start, int64_t end, int64_t px)
+{
+	int64_t n = 0;
+
+	sqlite3_reset(t->depths);
+	sqlite3_bind_int64(t->depths, 1, unit);
+	while (n <= px && sqlite3_step(t->depths) == SQLITE_ROW) {
+		sqlite3_reset(t->count);
+		sqlite3_bind_int64(t->count, 1, unit);
+		sqlite3_bind_int64(t->count, 2, sqlite3_column_int64(t->depths, 0));
+		sqlite3_bind_int64(t->count, 3, start);
+		sqlite3_bind_int64(t->count, 4, end);
+		sqlite3_bind_int64(t->count, 5, px + 1 - n);
+		if (sqlite3_step(t->count) == SQLITE_ROW)
+			n += sqlite3_column_int64(t->count, 0);
+		sqlite3_reset(t->count);
+	}
+	sqlite3_reset(t->depths);
+	return n > px;
 }
 
 /* The unit's events in the window, or NULL when there are more than @px. */
@@ -370,13 +399,13 @@ tl_bucket_flush(json_t *arr, struct tl_bucket *b, int64_t origin, int64_t w, boo
 	if (b->g == INT64_MIN)
 		return;
 	o = json_object();
-	json_object_set_new(o, "ts", json_integer(origin + b->g * w));
-	json_object_set_new(o, "count", json_integer(b->count));
-	json_object_set_new(o, "busy", json_integer(TC_MIN(b->busy, w)));
-	json_object_set_new(o, "name", b->name ? b->name : json_null());
+	json_object_set_new_nocheck(o, "ts", json_integer(origin + b->g * w));
+	json_object_set_new_nocheck(o, "count", json_integer(b->count));
+	json_object_set_new_nocheck(o, "busy", json_integer(TC_MIN(b->busy, w)));
+	json_object_set_new_nocheck(o, "name", b->name ? b->name : json_null());
 	if (counter) {
-		json_object_set_new(o, "vmin", b->has_v ? json_real(b->vmin) : json_null());
-		json_object_set_new(o, "vmax", b->has_v ? json_real(b->vmax) : json_null());
+		json_object_set_new_nocheck(o, "vmin", b->has_v ? json_real(b->vmin) : json_null());
+		json_object_set_new_nocheck(o, "vmax", b->has_v ? json_real(b->vmax) : json_null());
 	}
 	json_array_append_new(arr, o);
 	b->name = NULL;
@@ -474,7 +503,8 @@ api_timeline(struct srv_req *r, struct srv_pool_conn *c)
 	units = json_array();
 	for (size_t i = 0; i < ul.n; i++) {
 		bool counter = ul.kind[i] == ST_UNIT_COUNTER;
-		json_t *evs = tl_events(&t, ul.id[i], counter, start, end, px), *u;
+		bool dense = c->bucket_ns > 0 && tl_dense(&t, ul.id[i], start, end, px);
+		json_t *evs = dense ? NULL : tl_events(&t, ul.id[i], counter, start, end, px), *u;
 
 		if (evs || c->bucket_ns <= 0) {
 			if (!evs)	/* no summaries: the first px events */

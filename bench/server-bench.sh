@@ -1,0 +1,89 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# bench/server-bench.sh - latency of the trace server under wrk: generate a
+# trace of EVENTS (default 1M) events, upload it (throughput to the 202),
+# wait for the ingest, then run wrk for DURATION seconds each on the
+# full-span timeline, a deep zoom, one event's detail and /healthz (the
+# floor), and write p50/p99 into docs/benchmarks-server.md.
+# usage: bench/server-bench.sh [BUILD_DIR]   env: EVENTS DURATION CONNS THREADS OUT
+set -eu
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${1:-$SRC}
+NX=$BUILD/neuron-explorer
+EVENTS=${EVENTS:-1000000}
+DURATION=${DURATION:-10}
+CONNS=${CONNS:-8}
+THREADS=${THREADS:-2}
+OUT=${OUT:-$SRC/docs/benchmarks-server.md}
+PY=/usr/bin/python3
+command -v wrk >/dev/null || { echo "server-bench: wrk not installed (apt-get install wrk)"; exit 77; }
+[ -x "$NX" ] || { echo "server-bench: build first ($NX missing)"; exit 1; }
+W=$(mktemp -d "${TMPDIR:-/tmp}/nxbench.XXXXXX")
+PID=""
+trap '[ -n "$PID" ] && kill $PID 2>/dev/null; rm -rf "$W"' EXIT
+
+echo "server-bench: generating $EVENTS events"
+$PY "$SRC/tests/server/gen-trace.py" "$EVENTS" "$W/trace.json" 16
+SIZE=$(wc -c <"$W/trace.json")
+"$NX" serve --listen 127.0.0.1:0 --data "$W/data" --workers 1 --max-upload 8G >"$W/out" 2>"$W/err" &
+PID=$!
+i=0
+while [ ! -s "$W/out" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+URL=$(sed -n 's/^neuron-explorer: serving \(http:[^ ]*\)\/$/\1/p' "$W/out")
+
+t0=$(date +%s.%N)
+curl -s -F "trace=@$W/trace.json" "$URL/upload" -o "$W/up.json"
+t1=$(date +%s.%N)
+ID=$($PY -c "import json; print(json.load(open('$W/up.json'))['id'])")
+UPLOAD_MBS=$($PY -c "print('%.0f' % ($SIZE / 1e6 / ($t1 - $t0)))")
+while :; do
+	curl -s "$URL/api/traces/$ID" -o "$W/t.json"
+	st=$($PY -c "import json; print(json.load(open('$W/t.json'))['status'])")
+	[ "$st" = ready ] && break
+	[ "$st" = failed ] && { cat "$W/t.json"; exit 1; }
+	sleep 0.5
+done
+t2=$(date +%s.%N)
+INGEST_S=$($PY -c "print('%.1f' % ($t2 - $t1))")
+read -r NEV START END <<EOF2
+$($PY -c "import json; j=json.load(open('$W/t.json')); print(j['slices']+j['instants']+j['counters'], j['start_ns'], j['end_ns'])")
+EOF2
+MID=$(( (START + END) / 2 ))
+curl -s "$URL/api/traces/$ID/search?q=matmul&limit=1&offset=1000" -o "$W/s.json"
+EID=$($PY -c "import json; print(json.load(open('$W/s.json'))['matches'][0]['id'])")
+
+run() { # NAME PATH
+	wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency "$URL$2" >"$W/wrk.txt" 2>&1
+	p50=$(awk '$1=="50%"{print $2}' "$W/wrk.txt")
+	p99=$(awk '$1=="99%"{print $2}' "$W/wrk.txt")
+	rps=$(awk '/^Requests\/sec/{print $2}' "$W/wrk.txt")
+	non2xx=$(awk '/Non-2xx/{print $NF}' "$W/wrk.txt")
+	bytes=$(curl -s -o /dev/null -w '%{size_download}' "$URL$2")
+	echo "| $1 | \`$2\` | $p50 | $p99 | $rps | $bytes | ${non2xx:-0} |" >>"$W/rows"
+	echo "server-bench: $1: p50 $p50 p99 $p99 ($rps req/s)"
+}
+: >"$W/rows"
+run "healthz (floor)" "/healthz"
+run "timeline, full span" "/api/traces/$ID/timeline?start=$START&end=$END&px=1600"
+run "timeline, deep zoom (20 us)" "/api/traces/$ID/timeline?start=$MID&end=$((MID + 20000))&px=1600"
+run "timeline, mid zoom (1/64 span)" "/api/traces/$ID/timeline?start=$MID&end=$((MID + (END - START) / 64))&px=1600"
+run "event detail" "/api/traces/$ID/events/$EID"
+kill "$PID"; wait "$PID" 2>/dev/null || true; PID=""
+
+mkdir -p "$(dirname "$OUT")"
+{
+	echo "## Trace server (bench/server-bench.sh)"
+	echo
+	echo "$(date -u +%Y-%m-%d), $(nproc) cores shared with other work, $(uname -m)."
+	echo "Synthetic trace: $NEV events on 16 threads + a counter (tests/server/gen-trace.py),"
+	echo "$((SIZE / 1000000)) MB of JSON. Upload (curl -F, to the 202): ${UPLOAD_MBS} MB/s."
+	echo "Ingest after the 202: ${INGEST_S} s (1 worker)."
+	echo "wrk -t$THREADS -c$CONNS -d${DURATION}s per row, loopback, keep-alive."
+	echo
+	echo "| query | path | p50 | p99 | req/s | answer bytes | non-2xx |"
+	echo "|---|---|---|---|---|---|---|"
+	cat "$W/rows"
+	echo
+	echo "Targets: full-span timeline p99 < 50 ms at 1M events, event detail < 5 ms."
+} >"$OUT"
+echo "server-bench: wrote $OUT"
