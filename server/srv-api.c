@@ -295,6 +295,7 @@ srv_api_delete(struct srv_req *r, const char *id)
 	rc = st_library_delete(s->lib, id, &err);
 	pthread_mutex_unlock(&s->lib_mu);
 	srv_pool_forget(s, id);
+	srv_cache_forget(&s->cache, id);
 	if (rc == -ENOENT)
 		return srv_reply_error(r, 404, "not_found", "no trace %s", id);
 	if (rc < 0)

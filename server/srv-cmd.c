@@ -47,9 +47,20 @@ static const struct srv_opt_def {
 	  "queued ingests before uploads get 503 (default 64)" },
 	{ "max-connections", OPT_INT, offsetof(struct srv_opts, max_conns),
 	  "concurrent connections (default 512)" },
+	{ "cache-mb", OPT_INT, offsetof(struct srv_opts, cache_mb),
+	  "MiB of encoded timeline answers kept (default 64; 0 turns it off)" },
 	{ "insecure", OPT_BOOL, offsetof(struct srv_opts, insecure),
 	  "allow a non-loopback address without a token" },
 };
+
+static size_t
+cache_opt_index(void)
+{
+	for (size_t i = 0; i < TC_ARRAY_SIZE(srv_opt_defs); i++)
+		if (!strcmp(srv_opt_defs[i].name, "cache-mb"))
+			return i;
+	return 0;
+}
 
 static void
 usage(FILE *f)
@@ -126,7 +137,8 @@ opt_set(struct srv_opts *o, bool *set, const char *name, const char *val, bool f
 			*(char **)p = tc_xstrdup(val);
 			break;
 		case OPT_INT:
-			if (tc_parse_i64(val, &iv) < 0 || iv < 1 || iv > 100000)
+			if (tc_parse_i64(val, &iv) < 0 || iv < (d->off == offsetof(struct srv_opts,
+				cache_mb) ? 0 : 1) || iv > 100000)
 				return tc_err_set(err, -EINVAL, "--%s: '%s' is not a number in "
 						  "1..100000", name, val);
 			*(int *)p = (int)iv;
@@ -341,6 +353,7 @@ cmd_serve(int argc, char **argv)
 		{ "max-uploads", required_argument, NULL, 0 },
 		{ "max-queue", required_argument, NULL, 0 },
 		{ "max-connections", required_argument, NULL, 0 },
+		{ "cache-mb", required_argument, NULL, 0 },
 		{ "insecure", no_argument, NULL, 0 },
 		{ "config", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
@@ -397,6 +410,8 @@ cmd_serve(int argc, char **argv)
 		s->opts.max_queue = 64;
 	if (!s->opts.max_conns)
 		s->opts.max_conns = 512;
+	if (!set[cache_opt_index()])
+		s->opts.cache_mb = 64;
 	if (listen_parse(s->opts.listen, &host, &port, &err) < 0)
 		goto fail;
 	if (s->opts.token_file && token_load(s->opts.token_file, &s->token, &err) < 0)
@@ -414,6 +429,7 @@ cmd_serve(int argc, char **argv)
 	pthread_cond_init(&s->q_cv, NULL);
 	pthread_cond_init(&s->done_cv, NULL);
 	srv_pool_init(&s->pool);
+	srv_cache_init(&s->cache, (size_t)s->opts.cache_mb << 20);
 	s->started_ns = tc_now_ns();
 
 	rc = st_library_open(&s->lib, s->opts.data, &err);
@@ -477,6 +493,7 @@ out:
 		srv_queue_free(s);
 	if (s->lib) {
 		srv_pool_destroy(&s->pool);
+		srv_cache_destroy(&s->cache);
 		st_library_close(s->lib);
 	}
 	free(s->catalog_path);

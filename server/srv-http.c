@@ -74,24 +74,11 @@ srv_reply_response(struct srv_req *r, unsigned status, struct MHD_Response *resp
 }
 
 enum MHD_Result
-srv_reply_json(struct srv_req *r, unsigned status, json_t *j)
+srv_reply_text(struct srv_req *r, unsigned status, const char *text, size_t len)
 {
-	static const char fail[] = "{\"error\":\"internal\",\"detail\":\"cannot encode the answer\"}";
 	struct MHD_Response *resp;
-	char *text;
 
-	/* in a handler the text is in the arena: MHD copies it */
-	text = j ? json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
-	json_decref(j);
-	if (text) {
-		resp = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_COPY);
-		if (!srv_tls_arena)
-			free(text);
-	} else {
-		status = 500;
-		resp = MHD_create_response_from_buffer(strlen(fail), (void *)fail,
-						       MHD_RESPMEM_PERSISTENT);
-	}
+	resp = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
 	if (!resp)
 		return MHD_NO;
 	MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
@@ -105,6 +92,41 @@ srv_reply_json(struct srv_req *r, unsigned status, json_t *j)
 	if (status == 401)
 		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"neuron-explorer\"");
 	return srv_reply_response(r, status, resp);
+}
+
+char *
+srv_json_text(json_t *j, size_t *len)
+{
+	char *text = j ? json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	char *out = NULL;
+
+	if (text) {
+		*len = strlen(text);
+		out = tc_xmalloc(*len + 1);
+		memcpy(out, text, *len + 1);
+		if (!srv_tls_arena)
+			free(text);
+	}
+	json_decref(j);
+	return out;
+}
+
+enum MHD_Result
+srv_reply_json(struct srv_req *r, unsigned status, json_t *j)
+{
+	static const char fail[] = "{\"error\":\"internal\",\"detail\":\"cannot encode the answer\"}";
+	enum MHD_Result ret;
+	char *text;
+
+	/* in a handler the text is in the arena: MHD copies it */
+	text = j ? json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+	json_decref(j);
+	if (!text)
+		return srv_reply_text(r, 500, fail, strlen(fail));
+	ret = srv_reply_text(r, status, text, strlen(text));
+	if (!srv_tls_arena)
+		free(text);
+	return ret;
 }
 
 enum MHD_Result

@@ -40,6 +40,7 @@ struct srv_opts {
 	int max_uploads;	/* concurrent uploads */
 	int max_queue;		/* queued ingests */
 	int max_conns;		/* concurrent connections */
+	int cache_mb;		/* answer cache, MiB (0: off) */
 	bool insecure;		/* allow a non-loopback address without a token */
 };
 
@@ -63,6 +64,23 @@ struct srv_metrics {
 	atomic_uint_fast64_t uploads, upload_bytes, upload_rejected;
 	atomic_uint_fast64_t ingests_ok, ingests_failed, ingest_bytes;
 };
+
+/* srv-cache.c: encoded answers of ready traces (immutable), LRU by bytes */
+struct srv_cache_ent;
+struct srv_cache {
+	pthread_mutex_t mu;
+	struct srv_cache_ent *head, *tail;	/* most recent first */
+	size_t bytes, max_bytes;
+	atomic_uint_fast64_t hits, misses;
+};
+void srv_cache_init(struct srv_cache *c, size_t max_bytes);
+void srv_cache_destroy(struct srv_cache *c);
+/** srv_cache_get - a malloc'd copy of the answer for @key, or NULL. */
+char *srv_cache_get(struct srv_cache *c, const char *key, size_t *len);
+/** srv_cache_put - remember @text (copied) for @key (which starts with the trace id). */
+void srv_cache_put(struct srv_cache *c, const char *key, const char *text, size_t len);
+/** srv_cache_forget - drop every answer of trace @id. */
+void srv_cache_forget(struct srv_cache *c, const char *id);
 
 /** struct srv_pool_conn - one pooled read-only connection. */
 struct srv_pool_conn {
@@ -114,6 +132,7 @@ struct srv {
 
 	atomic_int uploads_active;
 	struct srv_pool pool;
+	struct srv_cache cache;
 	struct srv_metrics m;
 	int64_t started_ns;
 };
@@ -179,6 +198,11 @@ void srv_json_use_arenas(void);
 json_t *srv_json_str(const char *s);
 /** srv_reply_json - queue @j (stolen) with @status. */
 enum MHD_Result srv_reply_json(struct srv_req *r, unsigned status, json_t *j);
+/** srv_reply_text - queue JSON text (copied) with @status. */
+enum MHD_Result srv_reply_text(struct srv_req *r, unsigned status, const char *text,
+			       size_t len);
+/** srv_json_text - @j (stolen) as malloc'd compact JSON text; NULL on failure. */
+char *srv_json_text(json_t *j, size_t *len);
 /** srv_reply_error - queue {"error": code, "detail": printf(...)}. */
 enum MHD_Result srv_reply_error(struct srv_req *r, unsigned status, const char *code,
 				const char *fmt, ...) __attribute__((format(printf, 4, 5)));

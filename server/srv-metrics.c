@@ -92,6 +92,10 @@ srv_metrics_reply(struct srv_req *r)
 	COUNTER("nx_ingests_total", "Ingests that finished ready.", atomic_load(&m->ingests_ok));
 	COUNTER("nx_ingest_errors_total", "Ingests that failed.", atomic_load(&m->ingests_failed));
 	COUNTER("nx_ingest_bytes_total", "Raw bytes ingested.", atomic_load(&m->ingest_bytes));
+	COUNTER("nx_answer_cache_hits_total", "Timeline answers served from the cache.",
+		atomic_load(&s->cache.hits));
+	COUNTER("nx_answer_cache_misses_total", "Timeline answers computed.",
+		atomic_load(&s->cache.misses));
 	GAUGE("nx_uploads_active", "Uploads in progress.", atomic_load(&s->uploads_active));
 	GAUGE("nx_ingest_queue_length", "Traces waiting for a worker.", srv_queue_len(s));
 	GAUGE("nx_ingests_active", "Traces being ingested.", srv_queue_busy(s));

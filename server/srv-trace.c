@@ -481,7 +481,9 @@ api_timeline(struct srv_req *r, struct srv_pool_conn *c)
 	struct unit_list ul;
 	struct tl_stmts t;
 	json_t *units, *ans;
-	const char *pxs = srv_arg(r, "px");
+	const char *pxs = srv_arg(r, "px"), *us = srv_arg(r, "units");
+	char *key, *text;
+	size_t len = 0;
 
 	if (pxs && *pxs) {
 		if (tc_parse_i64(pxs, &px) < 0 || px < 1) {
@@ -493,6 +495,17 @@ api_timeline(struct srv_req *r, struct srv_pool_conn *c)
 	}
 	if (window_get(r, c, &start, &end) < 0)
 		goto put;
+	key = tc_arena_alloc(&r->arena, ST_ID_LEN + 80 + (us ? strlen(us) : 0));
+	sprintf(key, "%s|%lld|%lld|%lld|%s", c->key, (long long)start, (long long)end,
+		(long long)px, us ? us : "");
+	text = srv_cache_get(&r->srv->cache, key, &len);
+	if (text) {
+		enum MHD_Result ret = srv_reply_text(r, 200, text, len);
+
+		free(text);
+		srv_pool_put(r->srv, c);
+		return ret;
+	}
 	if (unit_list_get(r, c, &ul) < 0)
 		goto put;
 	if (tl_stmts_prepare(c->db, &t) < 0) {
@@ -525,7 +538,16 @@ api_timeline(struct srv_req *r, struct srv_pool_conn *c)
 	srv_pool_put(r->srv, c);
 	ans = json_pack("{s:I, s:I, s:I, s:o}", "start", (json_int_t)start, "end",
 			(json_int_t)end, "px", (json_int_t)px, "units", units);
-	return srv_reply_json(r, 200, ans);
+	text = srv_json_text(ans, &len);
+	if (!text)
+		return srv_reply_error(r, 500, "internal", "cannot encode the answer");
+	srv_cache_put(&r->srv->cache, key, text, len);
+	{
+		enum MHD_Result ret = srv_reply_text(r, 200, text, len);
+
+		free(text);
+		return ret;
+	}
 put:
 	srv_pool_put(r->srv, c);
 	return MHD_YES;

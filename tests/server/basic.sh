@@ -124,11 +124,18 @@ is "$(req GET /../secret.txt --path-as-is)" 404 "no .. in static paths"
 is "$(req GET /sub/%2e%2e/%2e%2e/secret.txt --path-as-is)" 404 "no encoded .. either"
 is "$(req GET /.hidden)" 404 "no dot files"
 
+# answers of a ready trace are cached: same bytes twice, dropped on delete
+is "$(req GET "/api/traces/$ID2/timeline?px=900")" 200 "timeline of the second trace"
+cp "$T/body" "$T/tl1.json"
+is "$(req GET "/api/traces/$ID2/timeline?px=900")" 200 "same timeline again"
+check "cached answer is identical" cmp "$T/body" "$T/tl1.json"
+check "the second one was a cache hit" sh -c "curl -s '$URL/metrics' | grep -q '^nx_answer_cache_hits_total [1-9]'"
+
 # delete: the other trace keeps the shared raw file
 is "$(req DELETE "/api/traces/$ID2")" 200 "DELETE"
 is "$(jget "$T/body" 'j["deleted"]')" "$ID2" "DELETE body"
 is "$(req GET "/api/traces/$ID2")" 404 "deleted trace is gone"
-is "$(req GET "/api/traces/$ID2/timeline")" 404 "deleted trace timeline is 404"
+is "$(req GET "/api/traces/$ID2/timeline?px=900")" 404 "deleted trace: cached timeline gone too"
 is "$(req DELETE "/api/traces/$ID2")" 404 "DELETE twice is 404"
 is "$(req GET "/api/traces/$ID/raw")" 200 "the other trace still has its raw file"
 check "raw is the original" cmp "$T/body" "$TR"
