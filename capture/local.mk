@@ -22,7 +22,7 @@ tests_unit_test_capture_config_LDADD = $(NX_LDADD)
 
 TESTS += tests/capture/env.sh tests/capture/capture.sh tests/capture/upload.sh \
 	tests/capture/cupti.sh tests/capture/neuron.sh
-EXTRA_DIST += tests/capture examples/train.py docs/capture.md
+EXTRA_DIST += tests/capture examples/train.py docs/capture.md docs/benchmarks-capture.md
 
 
 # The CUPTI injection library, when configure found the CUDA toolkit.
