@@ -14,7 +14,7 @@ start_server() { # start_server LISTEN DATA: sets $U and $SRV
 	SRV=$!
 	at_exit "kill $SRV"
 	i=0
-	while [ $i -lt 100 ] && ! grep -q http "$T/srv.out"; do sleep 0.1; i=$((i + 1)); done
+	while [ $i -lt 100 ] && ! grep -q http "$T/srv.out" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
 	U=$(grep -o 'http://[^ ]*' "$T/srv.out" | head -1)
 	U=${U%/}
 }
@@ -55,6 +55,17 @@ out=$("$NX" upload "$T/c/framework/trace.json" "$U/" --name fw --tags x 2>"$T/up
 is "$?" "0" "upload exits 0"
 is "$(wait_ready "$out")" "ready" "upload: trace ready"
 is "$(jget "$T/tr.json" "j['name'], j['tags'], j['format']")" "fw ['x'] json" "upload: name, tags, format"
+
+# A progress bar on a terminal only.
+grep -q "upload \[" "$T/up.err"
+ok $((! $?)) "no progress bar when stderr is not a terminal"
+if command -v script >/dev/null; then
+	script -qec "'$NX' upload '$T/c/framework/trace.json' '$U'" /dev/null >"$T/tty.out" 2>&1
+	grep -q "upload \[#*\] 100%" "$T/tty.out"
+	ok $? "progress bar on a terminal"
+else
+	skip "no script(1) for a pseudo-terminal"
+fi
 
 # The server's error, verbatim, and a non-zero status.
 echo "this is not a trace" >"$T/junk.txt"
