@@ -2,7 +2,10 @@
 /*
  * fuzz/fuzz-json.c - libFuzzer target for the Chrome/Kineto JSON reader: the
  * input bytes go through tc_input_open_mem() and ing_json_read() into a real
- * trace store on a temporary file, finished when the read succeeds.  Built
+ * trace store on a temporary file, finished when the read succeeds.  The
+ * streaming scanner is also checked differentially: fed whole and fed in
+ * small chunks (1..61 bytes, picked from the input), it must hand out the same
+ * events and metadata and fail with the same message.  Built
  * with -DFUZZ_REPLAY_MAIN it is instead a TAP program that feeds every file
  * of fuzz/corpus/json to the same entry point (run by make check).
  */
@@ -13,10 +16,69 @@
 #include <unistd.h>
 #include "store/library.h"
 #include "ingest/ingest.h"
+#include "ingest/json-int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char db_path[256];
+
+/* What a scan handed out, joined, for the differential check. */
+static int
+diff_event(void *ctx, const char *p, size_t n, uint64_t index, uint64_t off)
+{
+	tc_buf_printf(ctx, "E%llu@%llu:", (unsigned long long)index, (unsigned long long)off);
+	tc_buf_add(ctx, p, n);
+	return 0;
+}
+
+static int
+diff_meta(void *ctx, const char *key, size_t keylen, const char *val, size_t vallen,
+	  uint64_t off)
+{
+	tc_buf_printf(ctx, "M@%llu:", (unsigned long long)off);
+	tc_buf_add(ctx, key, keylen);
+	tc_buf_addc(ctx, '=');
+	if (val)
+		tc_buf_add(ctx, val, vallen);
+	return 0;
+}
+
+static const struct ij_scan_ops diff_ops = { diff_event, diff_meta };
+
+static void
+scan_in_chunks(const uint8_t *data, size_t size, size_t chunk, struct tc_buf *out)
+{
+	struct tc_err err = { 0 };
+	struct ij_scan s;
+	size_t i;
+	int ret = 0;
+
+	ij_scan_init(&s, &diff_ops, out, "fuzz.json");
+	for (i = 0; i < size && !ret; i += chunk)
+		ret = ij_scan_feed(&s, (const char *)data + i, TC_MIN(chunk, size - i), &err);
+	if (!ret)
+		ret = ij_scan_end(&s, &err);
+	tc_buf_printf(out, "|ret %d %s", ret, err.msg);
+	ij_scan_free(&s);
+}
+
+static void
+scan_differential(const uint8_t *data, size_t size)
+{
+	struct tc_buf whole, pieces;
+
+	tc_buf_init(&whole);
+	tc_buf_init(&pieces);
+	scan_in_chunks(data, size, size ? size : 1, &whole);
+	scan_in_chunks(data, size, 1 + (size ? data[size / 2] % 61 : 0), &pieces);
+	if (whole.len != pieces.len || memcmp(whole.data, pieces.data, whole.len)) {
+		fprintf(stderr, "scanner differs by chunk size:\nwhole:  %s\npieces: %s\n",
+			whole.data, pieces.data);
+		abort();
+	}
+	tc_buf_free(&whole);
+	tc_buf_free(&pieces);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -26,6 +88,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tc_err err = { 0 };
 	struct st_stats st;
 
+	scan_differential(data, size);
 	if (!db_path[0])
 		snprintf(db_path, sizeof(db_path), "%s/fuzz-json-%d.db",
 			 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
