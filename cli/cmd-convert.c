@@ -148,8 +148,16 @@ convert_to_ntff(const char *in, const char *out, int fmt, int argc, char **argv,
 	} else {
 		int kind = fmt == ING_FMT_PERFETTO ? NTFF_SEC_PERFETTO : NTFF_SEC_JSON;
 
+		unsigned char magic[2] = { 0 };
+		FILE *f = fopen(in, "rb");
+		bool gz;
+
+		/* a gzip'd input stays as it is: zlib over gzip gains nothing */
+		gz = f && fread(magic, 1, 2, f) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+		if (f)
+			fclose(f);
 		name = tc_xasprintf("import/%s", base);
-		ret = ntff_writer_add_file(w, kind, name, in, true, err);
+		ret = ntff_writer_add_file(w, kind, name, in, !gz, err);
 		if (!ret)
 			json_array_append_new(sections, json_pack("{s:s, s:s, s:s}", "name", name,
 								  "kind", ntff_kind_name(kind),
