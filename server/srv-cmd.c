@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stddef.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -372,6 +373,13 @@ cmd_serve(int argc, char **argv)
 
 	memset(s, 0, sizeof(*s));
 	srv_json_use_arenas();
+	/*
+	 * Request arenas come and go in MB-sized chunks: keep them on the heap
+	 * and do not hand freed memory back at once, so a busy server does not
+	 * spend its time in mmap/munmap page faults.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", lopts, &li)) != -1) {
 		switch (c) {

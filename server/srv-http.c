@@ -311,7 +311,7 @@ on_request(void *cls, struct MHD_Connection *conn, const char *url, const char *
 		r->srv = cls;
 		r->conn = conn;
 		r->t0 = tc_mono_ns();
-		tc_arena_init(&r->arena, 256 * 1024);
+		tc_arena_init(&r->arena, 1024 * 1024);
 		*con_cls = r;
 	}
 	srv_tls_arena = &r->arena;

@@ -22,8 +22,8 @@
 #include "server/srv-int.h"
 
 #define UNITS_MAX 65536
-#define WIN_MIN (-(INT64_C(1) << 62))
-#define WIN_MAX (INT64_C(1) << 62)
+#define WIN_MIN (-(INT64_C(1) << 61))	/* end - start stays far from overflow */
+#define WIN_MAX (INT64_C(1) << 61)
 
 static const char *
 ev_kind_name(int k)
@@ -239,9 +239,37 @@ window_get(struct srv_req *r, struct srv_pool_conn *c, int64_t *start, int64_t *
 
 /* ---- timeline ---- */
 
+#define TL_NAMES 512	/* per-request cache of dominant names, by string id */
+
 struct tl_stmts {
-	sqlite3_stmt *depths, *prev, *win, *count, *maxlevel, *sums;
+	sqlite3_stmt *depths, *prev, *win, *count, *maxlevel, *sums, *str;
+	uint32_t name_id[TL_NAMES];
+	json_t *name[TL_NAMES];
 };
+
+/* The JSON string of string id @id (a new reference), cached per request. */
+static json_t *
+tl_name(struct tl_stmts *t, uint32_t id)
+{
+	unsigned h = (id * 2654435761u) % TL_NAMES;
+	json_t *j = NULL;
+
+	if (!id)
+		return json_null();
+	if (t->name_id[h] == id && t->name[h])
+		return json_incref(t->name[h]);
+	sqlite3_reset(t->str);
+	sqlite3_bind_int64(t->str, 1, id);
+	if (sqlite3_step(t->str) == SQLITE_ROW)
+		j = srv_json_str((const char *)sqlite3_column_text(t->str, 0));
+	sqlite3_reset(t->str);
+	if (!j)
+		return json_null();
+	json_decref(t->name[h]);
+	t->name_id[h] = id;
+	t->name[h] = json_incref(j);
+	return j;
+}
 
 static void
 tl_stmts_free(struct tl_stmts *t)
@@ -252,6 +280,9 @@ tl_stmts_free(struct tl_stmts *t)
 	sqlite3_finalize(t->count);
 	sqlite3_finalize(t->maxlevel);
 	sqlite3_finalize(t->sums);
+	sqlite3_finalize(t->str);
+	for (int i = 0; i < TL_NAMES; i++)
+		json_decref(t->name[i]);
 }
 
 static int
@@ -272,10 +303,10 @@ tl_stmts_prepare(sqlite3 *db, struct tl_stmts *t)
 			       NULL) ||
 	    sqlite3_prepare_v2(db, "SELECT MAX(level) FROM summaries WHERE unit_id = ?1", -1,
 			       &t->maxlevel, NULL) ||
-	    sqlite3_prepare_v2(db, "SELECT m.bucket, m.count, m.busy, m.dom_ns, m.vmin, m.vmax, "
-			       "s.s FROM summaries m LEFT JOIN strings s ON s.id = m.dom_name "
-			       "WHERE m.unit_id = ?1 AND m.level = ?2 AND m.bucket BETWEEN ?3 AND ?4 "
-			       "ORDER BY m.bucket", -1, &t->sums, NULL))
+	    sqlite3_prepare_v2(db, "SELECT bucket, count, busy, dom_ns, vmin, vmax, dom_name "
+			       "FROM summaries WHERE unit_id = ?1 AND level = ?2 AND bucket "
+			       "BETWEEN ?3 AND ?4 ORDER BY bucket", -1, &t->sums, NULL) ||
+	    sqlite3_prepare_v2(db, "SELECT s FROM strings WHERE id = ?1", -1, &t->str, NULL))
 		return -1;
 #undef EV_COLS
 	return 0;
@@ -416,7 +447,7 @@ static json_t *
 tl_buckets(struct tl_stmts *t, struct srv_pool_conn *c, int64_t unit, bool counter,
 	   int64_t start, int64_t end, int64_t px, int64_t *w_out)
 {
-	int64_t span = end - start, target = span / px, g, k, w, b0, b1;
+	int64_t span = end - start, target = (span + px - 1) / px, g, k, w, b0, b1;
 	int level = 0, maxlevel = 0;
 	struct tl_bucket cur = { .g = INT64_MIN };
 	json_t *arr = json_array();
@@ -426,13 +457,18 @@ tl_buckets(struct tl_stmts *t, struct srv_pool_conn *c, int64_t unit, bool count
 	if (sqlite3_step(t->maxlevel) == SQLITE_ROW)
 		maxlevel = sqlite3_column_int(t->maxlevel, 0);
 	sqlite3_reset(t->maxlevel);
-	while (level < maxlevel && level < 40 && (c->bucket_ns << (level + 1)) <= target)
+	/*
+	 * The level of width bucket_ns << L with L the largest such that the
+	 * width is <= span / px gives px..2px buckets; merging pairs gives the
+	 * next level, so read that one directly when it is stored: at most px
+	 * buckets, half the rows.  Above the highest stored level, merge k.
+	 */
+	while (level < maxlevel && level < 40 && (c->bucket_ns << level) < target)
 		level++;
 	g = c->bucket_ns << level;
-	/* merge k buckets when the level needed is not stored */
-	k = span / (g * px) + 1;
-	if (span % (g * px) == 0 && k > 1)
-		k--;
+	k = (target + g - 1) / g;
+	if (k < 1)
+		k = 1;
 	w = g * k;
 	b0 = floordiv(start - c->origin_ns, g);
 	b1 = floordiv(end - 1 - c->origin_ns, g);
@@ -452,9 +488,9 @@ tl_buckets(struct tl_stmts *t, struct srv_pool_conn *c, int64_t unit, bool count
 		}
 		cur.count += sqlite3_column_int64(t->sums, 1);
 		cur.busy += sqlite3_column_int64(t->sums, 2);
-		if (dom > cur.dom_ns && sqlite3_column_type(t->sums, 6) != SQLITE_NULL) {
+		if (dom > cur.dom_ns && sqlite3_column_int64(t->sums, 6) > 0) {
 			json_decref(cur.name);
-			cur.name = srv_json_str((const char *)sqlite3_column_text(t->sums, 6));
+			cur.name = tl_name(t, (uint32_t)sqlite3_column_int64(t->sums, 6));
 			cur.dom_ns = dom;
 		}
 		if (sqlite3_column_type(t->sums, 4) != SQLITE_NULL) {

@@ -83,7 +83,7 @@ for q in "timeline?start=abc" "timeline?px=0" "timeline?px=-5" "timeline?px=1e3"
 	"timeline?start=10&end=5" "timeline?units=1,x" "timeline?units=1,,2" \
 	"timeline?start=99999999999999999999" "summary?end=-" "search" "search?q=" \
 	"search?q=a&limit=-1" "search?q=a&limit=100000" "deps/1?kinds=bogus" "deps/1?dir=up" \
-	"deps/1?depth=0" "critical-path?kinds=x"; do
+	"deps/1?depth=0" "critical-path?kinds=x" "timeline?start=-4000000000000000000"; do
 	is "$(req GET "/api/traces/$ID/$q")" 400 "malformed $q: 400"
 done
 is "$(errcode)" bad_param "400 code bad_param"
@@ -94,7 +94,7 @@ done
 # huge px and windows: clamped / bounded, not refused
 is "$(req GET "/api/traces/$ID/timeline?px=100000000")" 200 "huge px: 200"
 is "$(jget "$T/body" 'j["px"]')" 8192 "huge px is clamped to 8192"
-is "$(req GET "/api/traces/$ID/timeline?start=-4000000000000000000&end=4000000000000000000&px=4")" \
+is "$(req GET "/api/traces/$ID/timeline?start=-2000000000000000000&end=2000000000000000000&px=4")" \
 	200 "huge window: 200"
 check "huge window: bounded answer" test "$(jget "$T/body" \
 	'max(len(u.get("buckets", u.get("events", []))) for u in j["units"])')" -le 6
