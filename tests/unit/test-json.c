@@ -527,6 +527,44 @@ test_bigdoc_chunks(void)
 }
 
 static void
+test_async_ids(void)
+{
+	static const char doc[] = "["
+		/* id2 local and global with the same value are different ids */
+		"{\"ph\":\"b\",\"cat\":\"c\",\"name\":\"L\",\"id2\":{\"local\":\"0x1\"},\"pid\":1,\"ts\":1},"
+		"{\"ph\":\"b\",\"cat\":\"c\",\"name\":\"G\",\"id2\":{\"global\":\"0x1\"},\"pid\":1,\"ts\":2},"
+		"{\"ph\":\"e\",\"cat\":\"c\",\"name\":\"L\",\"id2\":{\"local\":\"0x1\"},\"pid\":1,\"ts\":5},"
+		"{\"ph\":\"e\",\"cat\":\"c\",\"name\":\"G\",\"id2\":{\"global\":\"0x1\"},\"pid\":1,\"ts\":9},"
+		/* nested b/e on one id: e closes the same name */
+		"{\"ph\":\"b\",\"cat\":\"n\",\"name\":\"outer\",\"id\":7,\"pid\":1,\"ts\":10},"
+		"{\"ph\":\"b\",\"cat\":\"n\",\"name\":\"inner\",\"id\":7,\"pid\":1,\"ts\":11},"
+		"{\"ph\":\"e\",\"cat\":\"n\",\"name\":\"outer\",\"id\":7,\"pid\":1,\"ts\":20},"
+		"{\"ph\":\"e\",\"cat\":\"n\",\"name\":\"inner\",\"id\":7,\"pid\":1,\"ts\":15},"
+		/* a different scope is a different id */
+		"{\"ph\":\"b\",\"cat\":\"n\",\"name\":\"sc\",\"id\":8,\"scope\":\"a\",\"pid\":1,\"ts\":30},"
+		"{\"ph\":\"e\",\"cat\":\"n\",\"name\":\"sc\",\"id\":8,\"scope\":\"b\",\"pid\":1,\"ts\":31},"
+		/* deprecated S/T/F */
+		"{\"ph\":\"S\",\"cat\":\"d\",\"name\":\"old\",\"id\":\"0x2\",\"pid\":1,\"ts\":40},"
+		"{\"ph\":\"T\",\"cat\":\"d\",\"name\":\"old\",\"id\":\"0x2\",\"pid\":1,\"ts\":41},"
+		"{\"ph\":\"F\",\"cat\":\"d\",\"name\":\"old\",\"id\":\"0x2\",\"pid\":1,\"ts\":44}]";
+	struct e2e x;
+
+	if (e2e_run(&x, doc, sizeof(doc) - 1)) {
+		ok(0, "async ingest: %s", x.err.msg);
+		e2e_close(&x);
+		return;
+	}
+	IS_Q(x.db, "SELECT group_concat(n || '=' || d, ' ') FROM (SELECT s.s n, e.dur / 1000 d "
+	     "FROM events e JOIN strings s ON s.id = e.name ORDER BY s.s)",
+	     "G=7 L=4 inner=4 old=4 outer=10 sc=14", "async slices by id2, name, scope and S/F");
+	/* sc: scope b's e finds nothing (unmatched); scope a's b closes at the trace end (44) */
+	is_int(x.st.unmatched, 2, "mismatched scope: one unmatched e, one b closed at the end");
+	IS_Q(x.db, "SELECT count(*) FROM units WHERE kind = 4", "6",
+	     "one async unit per (process, cat, name)");
+	e2e_close(&x);
+}
+
+static void
 test_offset(void)
 {
 	static const char doc[] = "[{\"ph\":\"X\",\"ts\":1.5,\"dur\":1,\"pid\":1,\"tid\":1},"
@@ -608,6 +646,7 @@ main(void)
 	test_e2e();
 	test_e2e_errors();
 	test_bigdoc_chunks();
+	test_async_ids();
 	test_offset();
 	test_progress();
 	return tap_done();
