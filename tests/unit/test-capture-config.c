@@ -180,6 +180,19 @@ main(void)
 	cap_plan_free(&plan);
 	cap_config_free(c);
 
-	unlink(tc_xasprintf("%s/p.env", tmpdir));
+	free(f1);
+	{
+		static const char *const names[] = { "p.env", "bad.env", "mine.env",
+						     "bad-value.env" };
+		size_t i;
+		char *p;
+
+		for (i = 0; i < TC_ARRAY_SIZE(names); i++) {
+			p = tc_xasprintf("%s/%s", tmpdir, names[i]);
+			unlink(p);
+			free(p);
+		}
+		rmdir(tmpdir);
+	}
 	return tap_done();
 }
