@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 #include "common/tc.h"
-#include "schemas/perfetto.pb-c.h"
+#include "ingest/perfetto.pb-c.h"	/* generated from schemas/perfetto.proto */
 
 /* Largest TracePacket (and inflated compressed_packets block) we accept. */
 #define PF_MAX_PACKET (256u << 20)

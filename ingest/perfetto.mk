@@ -4,16 +4,18 @@
 libingest_a_SOURCES += ingest/ing-perfetto.c ingest/ing-perfetto-map.c \
 	ingest/ing-perfetto-export.c ingest/perfetto-int.h \
 	ingest/ing-ntff.c ingest/ntff.c ingest/ntff.h
-nodist_libingest_a_SOURCES = schemas/perfetto.pb-c.c schemas/perfetto.pb-c.h
-BUILT_SOURCES += schemas/perfetto.pb-c.c schemas/perfetto.pb-c.h
-CLEANFILES += schemas/perfetto.pb-c.c schemas/perfetto.pb-c.h
+# Generated into ingest/ of the build tree (not schemas/, which is
+# distributed as a directory and must not pick up build products).
+nodist_libingest_a_SOURCES = ingest/perfetto.pb-c.c ingest/perfetto.pb-c.h
+BUILT_SOURCES += ingest/perfetto.pb-c.c ingest/perfetto.pb-c.h
+CLEANFILES += ingest/perfetto.pb-c.c ingest/perfetto.pb-c.h
 # schemas/perfetto.proto is distributed with schemas/ (top-level EXTRA_DIST)
 
-schemas/perfetto.pb-c.h: schemas/perfetto.pb-c.c
+ingest/perfetto.pb-c.h: ingest/perfetto.pb-c.c
 	@test -f $@ || { rm -f $<; $(MAKE) $(AM_MAKEFLAGS) $<; }
-schemas/perfetto.pb-c.c: $(top_srcdir)/schemas/perfetto.proto
-	$(AM_V_GEN)$(MKDIR_P) schemas && \
-	  $(PROTOC_C) --proto_path=$(top_srcdir) --c_out=$(top_builddir) \
+ingest/perfetto.pb-c.c: $(top_srcdir)/schemas/perfetto.proto
+	$(AM_V_GEN)$(MKDIR_P) ingest && \
+	  $(PROTOC_C) --proto_path=$(top_srcdir)/schemas --c_out=ingest \
 	    $(top_srcdir)/schemas/perfetto.proto
 
 # Tests.
@@ -22,7 +24,7 @@ TESTS += tests/unit/test-perfetto tests/unit/test-ntff \
 	tests/perfetto/golden.sh tests/perfetto/ntff.sh tests/perfetto/convert.sh \
 	tests/perfetto/errors.sh
 tests_unit_test_perfetto_SOURCES = tests/unit/test-perfetto.c tests/tap.h
-nodist_tests_unit_test_perfetto_SOURCES = schemas/perfetto.pb-c.h
+nodist_tests_unit_test_perfetto_SOURCES = ingest/perfetto.pb-c.h
 tests_unit_test_perfetto_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(PROTOBUFC_CFLAGS) $(ZLIB_CFLAGS)
 tests_unit_test_perfetto_LDADD = $(NX_LDADD)
 tests_unit_test_ntff_SOURCES = tests/unit/test-ntff.c tests/tap.h
