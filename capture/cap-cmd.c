@@ -436,8 +436,11 @@ cap_do_upload(struct cap_run *r, const char *out)
 	} else {
 		id = json_string_value(json_object_get(resp, "id"));
 		u = json_string_value(json_object_get(resp, "url"));
-		fprintf(stderr, "neuron-explorer: uploaded %s as %s: %.*s%s\n", out, id ? id : "?",
-			(int)(strlen(url) - (url[strlen(url) - 1] == '/')), url, u ? u : "");
+		int ul = (int)(strlen(url) - (url[strlen(url) - 1] == '/'));
+
+		fprintf(stderr, "neuron-explorer: uploaded %s as %s: %.*s%s\n"
+			"neuron-explorer: view it at %.*s/#trace=%s\n", out, id ? id : "?", ul, url,
+			u ? u : "", ul, url, id ? id : "");
 	}
 	json_decref(resp);
 	free(token);

@@ -260,9 +260,13 @@ cmd_upload(int argc, char **argv)
 	id = json_string_value(json_object_get(resp, "id"));
 	u = json_string_value(json_object_get(resp, "url"));
 	printf("%s\n", id ? id : "");
-	if (!o.quiet)
-		fprintf(stderr, "neuron-explorer: uploaded %s: %.*s%s\n", file,
-			(int)(strlen(url) - (url[strlen(url) - 1] == '/')), url, u ? u : "");
+	if (!o.quiet) {
+		int ul = (int)(strlen(url) - (url[strlen(url) - 1] == '/'));
+
+		fprintf(stderr, "neuron-explorer: uploaded %s: %.*s%s\n"
+			"neuron-explorer: view it at %.*s/#trace=%s\n", file, ul, url, u ? u : "",
+			ul, url, id ? id : "");
+	}
 	ret = 0;
 out:
 	json_decref(resp);

@@ -43,6 +43,8 @@ id=$(sed -n 's/.*uploaded .* as \([0-9a-f]*\):.*/\1/p' "$T/cap.err")
 ok $? "capture printed the trace id ($id)"
 grep -q "$U/api/traces/$id" "$T/cap.err"
 ok $? "capture printed the trace URL"
+grep -q "view it at $U/#trace=$id" "$T/cap.err"
+ok $? "capture printed the web UI URL"
 is "$(wait_ready "$id")" "ready" "the uploaded run.ntff was ingested"
 is "$(jget "$T/tr.json" "j['name'], j['tags']")" "example ['ci', 'cpu']" "name and tags"
 is "$(jget "$T/tr.json" "j['slices'] > 100")" "True" "framework events on the server"
