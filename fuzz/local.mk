@@ -1,1 +1,2 @@
 # fuzz/: libFuzzer targets under --enable-fuzzing; corpora replayed by make check.
+include fuzz/json.mk
