@@ -37,6 +37,9 @@ enum { PF_TRK_GLOBAL, PF_TRK_PROCESS, PF_TRK_THREAD, PF_TRK_COUNTER, PF_TRK_NAME
 /* Synthetic track uuids (never seen in real traces: top bits set). */
 #define PF_UUID_THREAD(pid, tid) \
 	(0xF100000000000000ULL ^ ((uint64_t)(uint32_t)(pid) << 28) ^ (uint64_t)(tid))
+#define PF_UUID_TCOUNTER(pid, tid, k) \
+	(0xF300000000000000ULL ^ ((uint64_t)(k) << 52) ^ ((uint64_t)(uint32_t)(pid) << 28) ^ \
+	 (uint64_t)(tid))
 #define PF_UUID_ASYNC(pid, id) \
 	(0xF200000000000000ULL ^ ((uint64_t)(uint32_t)(pid) << 32) ^ (uint64_t)(id))
 
@@ -100,6 +103,7 @@ struct pf_seq {
 	bool has_thread;
 	int64_t pid, tid;
 	int64_t legacy_ref_us;
+	int64_t legacy_tt_us, legacy_ic;	/* thread time / instruction count bases */
 	int64_t last_ts;
 	struct pf_clock clocks[PF_SEQ_CLOCK_MAX - PF_SEQ_CLOCK_MIN + 1];
 };
@@ -941,6 +945,50 @@ pf_extra_counters(struct pf_ctx *c, struct pf_seq *s, const PfEvent *te, int64_t
 	}
 }
 
+/*
+ * Deprecated per-event thread time (µs) and instruction count: counters
+ * "thread_time" (ns) and "thread_instruction_count" on the event's thread.
+ */
+static void
+pf_legacy_thread_counters(struct pf_ctx *c, struct pf_seq *s, struct pf_track *thr,
+			  const PfEvent *te, int64_t ts)
+{
+	static const char *const names[2] = { "thread_time", "thread_instruction_count" };
+	bool has[2];
+	int64_t v[2];
+	int k;
+
+	has[0] = te->has_thread_time_absolute_us || te->has_thread_time_delta_us;
+	has[1] = te->has_thread_instruction_count_absolute || te->has_thread_instruction_count_delta;
+	if ((!has[0] && !has[1]) || thr->kind != PF_TRK_THREAD)
+		return;
+	if (te->has_thread_time_absolute_us)
+		v[0] = te->thread_time_absolute_us;
+	else
+		v[0] = s->legacy_tt_us += te->thread_time_delta_us;
+	if (te->has_thread_instruction_count_absolute)
+		v[1] = te->thread_instruction_count_absolute;
+	else
+		v[1] = s->legacy_ic += te->thread_instruction_count_delta;
+	for (k = 0; k < 2; k++) {
+		struct pf_track *t;
+		bool created;
+
+		if (!has[k])
+			continue;
+		t = pf_track_get(c, PF_UUID_TCOUNTER(thr->pid, thr->tid, k), &created);
+		if (created) {
+			t->kind = PF_TRK_COUNTER;
+			t->ctype = k + 1;
+			t->pid = thr->pid;
+			t->has_pid = thr->has_pid;
+			t->name = tc_xstrdup(names[k]);
+		}
+		pf_add(c, pf_unit_of(c, t), ST_EV_COUNTER, ts, 0, 0, 0,
+		       (double)(k == 0 ? v[k] * 1000 : v[k]), NULL);
+	}
+}
+
 static uint32_t
 pf_event_cat(struct pf_ctx *c, struct pf_seq *s, const PfEvent *te)
 {
@@ -1108,6 +1156,7 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	}
 	t = pf_event_track(c, s, te);
 	pf_extra_counters(c, s, te, ts);
+	pf_legacy_thread_counters(c, s, t, te, ts);
 	if (type == PF_TE_COUNTER) {
 		double val = te->has_double_counter_value ? te->double_counter_value :
 			     (double)te->counter_value;
@@ -1316,6 +1365,10 @@ pf_packet(struct pf_ctx *c, const uint8_t *data, size_t len, uint64_t off)
 		s->tid = td->tid;
 		if (td->has_reference_timestamp_us)
 			s->legacy_ref_us = td->reference_timestamp_us;
+		if (td->has_reference_thread_time_us)
+			s->legacy_tt_us = td->reference_thread_time_us;
+		if (td->has_reference_thread_instruction_count)
+			s->legacy_ic = td->reference_thread_instruction_count;
 		pf_thread_track(c, td->pid, td->tid, td->thread_name);
 	}
 	if (p->track_descriptor)

@@ -50,8 +50,13 @@ is "$(sq "SELECT e.ts, e.value FROM events e JOIN units u ON u.id = e.unit
    "MySizeCounter: 1024@3000, 2048@3100, 1024@4000 (and 4096@4500, as upstream)"
 is "$(sq "SELECT e.ts, e.value FROM events e JOIN units u ON u.id = e.unit
 	WHERE e.kind = 2 AND u.name = 'thread_time' ORDER BY e.ts, e.value")" \
-   "1000|1000000.0;1100|1010000.0;2000|2000000.0;2000|2010000.0;2200|2020000.0;2200|2030000.0;4000|2040000.0;" \
-   "incremental thread_time counter: deltas summed, reset on clear, x unit_multiplier"
+   "1000|1000000.0;1100|1010000.0;2000|2000000.0;2000|2010000.0;2200|2020000.0;2200|2030000.0;4000|10000.0;4000|2040000.0;4100|15000.0;" \
+   "thread_time: t1's incremental counter (deltas summed, reset on clear, x unit_multiplier) and t4's legacy thread_time_absolute_us"
+is "$(sq "SELECT e.ts, e.value FROM events e JOIN units u ON u.id = e.unit
+	WHERE e.kind = 2 AND u.name = 'thread_instruction_count' ORDER BY e.ts")" \
+   "4000|20.0;4100|25.0;" "legacy thread_instruction_count_absolute on t4"
+is "$(sqlite3 "$db" "SELECT count(*) FROM events WHERE kind = 2")" 18 \
+   "track_event_counters: the 18 counter rows of upstream's expected output"
 is "$(sq "SELECT e.ts, e.value FROM events e JOIN units u ON u.id = e.unit
 	WHERE e.kind = 2 AND u.name = 'MyDoubleCounter' ORDER BY e.ts")" \
    "4200|3.1415926;4300|0.5;4500|2.71828;" "double counters, extra and default track lists"
