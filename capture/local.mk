@@ -34,5 +34,13 @@ capture_cupti_libnx_cupti_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 capture_cupti_libnx_cupti_la_LDFLAGS = -module -avoid-version -shared -L$(CUPTI_LIBDIR) \
 	-Wl,-rpath,$(CUPTI_LIBDIR)
 capture_cupti_libnx_cupti_la_LIBADD = -lcupti -lpthread
+
+check_PROGRAMS += tests/unit/test-capture-cupti
+TESTS += tests/unit/test-capture-cupti
+tests_unit_test_capture_cupti_SOURCES = tests/unit/test-capture-cupti.c tests/tap.h
+tests_unit_test_capture_cupti_CPPFLAGS = $(AM_CPPFLAGS) -I$(CUDA_DIR)/include
+tests_unit_test_capture_cupti_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_capture_cupti_LDFLAGS = -L$(CUPTI_LIBDIR) -Wl,-rpath,$(CUPTI_LIBDIR)
+tests_unit_test_capture_cupti_LDADD = $(NX_LDADD) -lcupti
 endif
-EXTRA_DIST += capture/cupti/nx-cupti.c tests/cuda
+EXTRA_DIST += capture/cupti/nx-cupti.c tests/cuda tests/unit/test-capture-cupti.c

@@ -25,4 +25,18 @@ is "$?|$(cat "$T/out")" "0|$LIB" "workload sees CUDA_INJECTION64_PATH"
 is "$(jget "$T/c/manifest.json" "j['kernel_backend']")" "cupti" "manifest: kernel backend"
 grep -q "CUPTI collector wrote nothing" "$T/err"
 ok $? "no CUDA activity is a warning, not a failure"
+# The collector's output (records built in memory by the unit test) ingests:
+# GPU rows, API rows and the flows.
+if [ -x "$NX_BUILDDIR/tests/unit/test-capture-cupti" ]; then
+	mkdir -p "$T/k"
+	"$NX_BUILDDIR/tests/unit/test-capture-cupti" "$T/k/cupti.json" >/dev/null
+	ok $? "collector output written"
+	"$NX" ingest --data "$T/data" --json "$T/k/cupti.json" >"$T/ing.json" 2>"$T/ing.err"
+	ok $? "collector output ingests"
+	is "$(jget "$T/ing.json" "j['slices'], j['flows']['flow'] + j['flows']['order'], j['unmatched']")" \
+		"8 4 0" "8 slices (4 API, 3 GPU ops, 1 sync), 3 launch flows + 1 order flow, all bound"
+	is "$(jget "$T/ing.json" "j['devices'] >= 2")" "True" "GPU and host devices"
+else
+	skip "no test-capture-cupti"
+fi
 done_testing
