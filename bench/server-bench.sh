@@ -72,14 +72,17 @@ end
 LUA
 	echo "-s $W/ev.lua"
 }
-run() { # NAME PATH [WRK ARGS]
-	wrk -t"$THREADS" -c"$CONNS" -d"${DURATION}s" --latency ${3:-} "$URL$2" >"$W/wrk.txt" 2>&1
+run() { # NAME PATH [WRK ARGS [CONNECTIONS]]
+	c=${4:-$CONNS}
+	t=$THREADS; [ "$t" -gt "$c" ] && t=$c
+	wrk -t"$t" -c"$c" -d"${DURATION}s" --latency ${3:-} "$URL$2" >"$W/wrk.txt" 2>&1
 	p50=$(awk '$1=="50%"{print $2}' "$W/wrk.txt")
 	p99=$(awk '$1=="99%"{print $2}' "$W/wrk.txt")
 	rps=$(awk '/^Requests\/sec/{print $2}' "$W/wrk.txt")
 	non2xx=$(awk '/Non-2xx/{print $NF}' "$W/wrk.txt")
 	bytes=$(curl -s -o /dev/null -w '%{size_download}' "$URL$2")
-	echo "| $1 | \`$2\` | $p50 | $p99 | $rps | $bytes | ${non2xx:-0} |" >>"$W/rows"
+	[ -n "${3:-}" ] && bytes="varies (random requests)"
+	echo "| $1 | $c | \`$2\` | $p50 | $p99 | $rps | $bytes | ${non2xx:-0} |" >>"$W/rows"
 	echo "server-bench: $1: p50 $p50 p99 $p99 ($rps req/s)"
 }
 : >"$W/rows"
@@ -98,25 +101,29 @@ run "healthz (floor)" "/healthz"
 run "timeline, full span (cached answer)" "/api/traces/$ID/timeline?start=$START&end=$END&px=1600"
 run "timeline, full span, computed (random px)" "/api/traces/$ID/timeline?start=$START&end=$END&px=1600" \
 	"-s $W/fs.lua"
+run "timeline, full span, computed, one client" "/api/traces/$ID/timeline?start=$START&end=$END&px=1600" \
+	"-s $W/fs.lua" 1
 run "timeline, deep zoom, random 20 us windows" "/api/traces/$ID/timeline?px=1600" "$(pan_lua 20000 1600)"
 run "timeline, 1/64 span, random windows" "/api/traces/$ID/timeline?px=1600" \
 	"$(pan_lua $(((END - START) / 64)) 1600)"
 run "event detail, random events" "/api/traces/$ID/events/$EID" "$(ev_lua)"
+run "event detail, random events, one client" "/api/traces/$ID/events/$EID" "$(ev_lua)" 1
 kill "$PID"; wait "$PID" 2>/dev/null || true; PID=""
 
 mkdir -p "$(dirname "$OUT")"
 {
 	echo "## Trace server (bench/server-bench.sh)"
 	echo
-	echo "$(date -u +%Y-%m-%d), $(nproc) cores shared with other work, $(uname -m)."
+	echo "$(date -u +%Y-%m-%d), $(nproc) cores shared with other work (load average"
+	echo "$(cut -d' ' -f1 /proc/loadavg) at the end), $(uname -m)."
 	echo "Synthetic trace: $NEV events on 16 threads + a counter (tests/server/gen-trace.py),"
 	echo "$((SIZE / 1000000)) MB of JSON. Upload (curl -F, to the 202): ${UPLOAD_MBS} MB/s."
 	echo "Ingest after the 202: ${INGEST_S} s (1 worker). First full-span timeline"
 	echo "(computed, 17 units, px 1600): ${COLD_MS} ms."
 	echo "wrk -t$THREADS -c$CONNS -d${DURATION}s per row, loopback, keep-alive."
 	echo
-	echo "| query | path | p50 | p99 | req/s | answer bytes | non-2xx |"
-	echo "|---|---|---|---|---|---|---|"
+	echo "| query | conns | path | p50 | p99 | req/s | answer bytes | non-2xx |"
+	echo "|---|---|---|---|---|---|---|---|"
 	cat "$W/rows"
 	echo
 	echo "Targets: full-span timeline p99 < 50 ms at 1M events, event detail < 5 ms."
