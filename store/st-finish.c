@@ -9,7 +9,7 @@
  * are built and the file is synced.
  *
  * Memory: one uint32 per event for the seq -> id map, the nesting stack and
- * the summary buckets of the current unit (at most 2^ST_LEVEL0_BITS).
+ * the summary buckets of the current unit (at most 2^ST_LEVEL0_MAX_BITS).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,7 +20,16 @@
 #include "store/store-int.h"
 #include "deps/deps.h"
 
-#define ST_LEVEL0_BITS 18	/* at most 2^18 level-0 buckets over the span */
+/*
+ * Level-0 resolution: about one bucket per ST_EVENTS_PER_BUCKET events over
+ * the whole trace, between 2^10 and 2^18 buckets.  A unit costs at most two
+ * rows per level-0 bucket (all levels together), and a window narrower than
+ * px level-0 buckets holds about px * ST_EVENTS_PER_BUCKET events on average,
+ * which the server returns as events.
+ */
+#define ST_LEVEL0_MIN_BITS 10
+#define ST_LEVEL0_MAX_BITS 18
+#define ST_EVENTS_PER_BUCKET 32
 #define ST_DOM 4		/* dominant-name candidates kept per bucket */
 
 void st_writer_release_(struct st_writer *w);
@@ -554,7 +563,14 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	}
 	span = w->max_end - w->min_ts;
 	f.origin = w->min_ts;
-	f.bucket_ns = TC_MAX((int64_t)1, (span + (1 << ST_LEVEL0_BITS) - 1) >> ST_LEVEL0_BITS);
+	{
+		int bits = ST_LEVEL0_MIN_BITS;
+
+		while (bits < ST_LEVEL0_MAX_BITS &&
+		       ((int64_t)1 << bits) * ST_EVENTS_PER_BUCKET < w->seq)
+			bits++;
+		f.bucket_ns = TC_MAX((int64_t)1, (span + ((int64_t)1 << bits) - 1) >> bits);
+	}
 	f.map = tc_xcalloc((size_t)w->seq + 1, sizeof(*f.map));
 	if (sqlite3_prepare_v2(w->db, "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", -1,
 			       &f.ins_ev, NULL) != SQLITE_OK ||
