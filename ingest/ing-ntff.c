@@ -127,14 +127,16 @@ ing_ntff_read(struct st_writer *w, const char *path, const struct ing_opts *opts
 		const struct ntff_section *s = ntff_section(r, i);
 		struct tc_input *in = NULL;
 		struct tc_err e = { 0 };
-		void *data = NULL;
+		const void *data = NULL;
+		void *map = NULL;
 		size_t len;
 		int rc;
 
 		if (s->kind != NTFF_SEC_PERFETTO && s->kind != NTFF_SEC_JSON)
 			continue;
 		data_secs++;
-		rc = ntff_read(r, i, &data, &len, &e);
+		/* mapped, not read into memory: trace sections can be gigabytes */
+		rc = ntff_map(r, i, &data, &len, &map, &e);
 		if (rc == 0)
 			rc = tc_input_open_mem(&in, data, len, s->name, &e);
 		if (rc == 0) {
@@ -144,7 +146,7 @@ ing_ntff_read(struct st_writer *w, const char *path, const struct ing_opts *opts
 							  : ing_json_read(w, in, &o, &e);
 		}
 		tc_input_close(in);
-		free(data);
+		ntff_unmap(map);
 		if (rc < 0) {
 			char *m = tc_xasprintf("section \"%s\" (%s) at byte %" PRIu64 ": %s", s->name,
 					       ntff_kind_name(s->kind), s->offset, e.msg);

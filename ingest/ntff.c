@@ -8,6 +8,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
 #include "ingest/ntff.h"
@@ -687,4 +689,104 @@ ntff_extract(struct ntff_reader *r, size_t i, FILE *out, const char *out_name, b
 	if (i >= r->n)
 		return tc_err_set(err, -EINVAL, "%s: no section %zu", r->path, i);
 	return ntff_stream(r, i, raw, ntff_file_sink, &fs, err);
+}
+
+/* ---- mapping a section ---- */
+
+struct ntff_map {
+	void *base;
+	size_t len;
+};
+
+int
+ntff_map(struct ntff_reader *r, size_t i, const void **data, size_t *len, void **cookie,
+	 struct tc_err *err)
+{
+	const struct ntff_section *s;
+	struct ntff_map *m = NULL;
+	char *tmp = NULL;
+	uint64_t start, want;
+	long page = sysconf(_SC_PAGESIZE);
+	int fd = -1, ret;
+
+	*data = NULL;
+	*len = 0;
+	*cookie = NULL;
+	if (i >= r->n)
+		return tc_err_set(err, -EINVAL, "%s: no section %zu", r->path, i);
+	s = &r->secs[i];
+	if (s->flags & NTFF_F_ZLIB) {
+		/* inflate (verifying) into an unlinked temporary file */
+		const char *dir = getenv("TMPDIR");
+		FILE *f;
+
+		tmp = tc_xasprintf("%s/ntff-XXXXXX", dir && *dir ? dir : "/tmp");
+		fd = mkstemp(tmp);
+		if (fd < 0) {
+			ret = tc_err_set(err, -errno, "%s: %s", tmp, strerror(errno));
+			goto out;
+		}
+		unlink(tmp);
+		f = fdopen(dup(fd), "wb");
+		if (!f) {
+			ret = tc_err_set(err, -errno, "%s: %s", tmp, strerror(errno));
+			goto out;
+		}
+		ret = ntff_extract(r, i, f, tmp, false, err);
+		if (fclose(f) && !ret)
+			ret = tc_err_set(err, -EIO, "%s: write error", tmp);
+		if (ret < 0)
+			goto out;
+		start = 0;
+		want = s->raw_len;
+	} else {
+		ret = ntff_check(r, i, err);
+		if (ret < 0)
+			goto out;
+		fd = open(r->path, O_RDONLY);
+		if (fd < 0) {
+			ret = tc_err_set(err, -errno, "%s: %s", r->path, strerror(errno));
+			goto out;
+		}
+		start = s->data_offset;
+		want = s->stored_len;
+	}
+	m = tc_xcalloc(1, sizeof(*m));
+	if (want) {
+		uint64_t aligned = start & ~(uint64_t)(page - 1);
+
+		m->len = (size_t)(want + (start - aligned));
+		m->base = mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, fd, (off_t)aligned);
+		if (m->base == MAP_FAILED) {
+			ret = tc_err_set(err, -errno, "%s: mmap: %s", r->path, strerror(errno));
+			m->base = NULL;
+			goto out;
+		}
+		madvise(m->base, m->len, MADV_SEQUENTIAL);
+		*data = (const char *)m->base + (start - aligned);
+	} else {
+		*data = "";
+	}
+	*len = (size_t)want;
+	*cookie = m;
+	m = NULL;
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(tmp);
+	ntff_unmap(m);
+	return ret;
+}
+
+void
+ntff_unmap(void *cookie)
+{
+	struct ntff_map *m = cookie;
+
+	if (!m)
+		return;
+	if (m->base)
+		munmap(m->base, m->len);
+	free(m);
 }

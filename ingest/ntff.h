@@ -118,6 +118,16 @@ int ntff_check(struct ntff_reader *r, size_t i, struct tc_err *err);
  * (malloc'd, the caller frees; NUL-terminated for convenience).
  */
 int ntff_read(struct ntff_reader *r, size_t i, void **data, size_t *len, struct tc_err *err);
+/**
+ * ntff_map - the verified, decompressed payload of section @i without
+ * holding it in heap memory: an uncompressed section is mapped from the file,
+ * a compressed one is inflated into an unlinked temporary file ($TMPDIR) that
+ * is mapped.  Release with ntff_unmap(*@cookie).
+ */
+int ntff_map(struct ntff_reader *r, size_t i, const void **data, size_t *len, void **cookie,
+	     struct tc_err *err);
+/** ntff_unmap - release a mapping from ntff_map(); NULL is a no-op. */
+void ntff_unmap(void *cookie);
 /** ntff_extract - stream section @i to @out (decompressed unless @raw), verifying it. */
 int ntff_extract(struct ntff_reader *r, size_t i, FILE *out, const char *out_name, bool raw,
 		 struct tc_err *err);
