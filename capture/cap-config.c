@@ -62,7 +62,7 @@ const size_t cap_nkeys = TC_ARRAY_SIZE(cap_keys);
 /* NX_* variables of the environment that are not config keys. */
 static const char *const cap_env_ignore[] = {
 	"NX_DATA", "NX_HOME", "NX_BIN", "NX_SRCDIR", "NX_BUILDDIR", "NX_SHARED",
-	"NX_CUPTI_LIB", "NX_TORCH_ACTIVITIES", "NX_FRAMEWORK_DIR", "NX_CUPTI_OUTPUT",
+	"NX_CUPTI_LIB", "NX_TORCH_ACTIVITIES", "NX_FRAMEWORK_DIR", "NX_CUPTI_OUTPUT", "NX_HOOK_PID",
 };
 
 const char *
