@@ -73,10 +73,10 @@ tc_mkdir_p(const char *path, int mode)
 	return 0;
 }
 
-int
-tc_fsync_dir(const char *dir)
+static int
+tc_fsync_open(const char *path, int flags)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | flags);
 	int rc = 0;
 
 	if (fd < 0)
@@ -85,6 +85,30 @@ tc_fsync_dir(const char *dir)
 		rc = -errno;
 	close(fd);
 	return rc;
+}
+
+int
+tc_fsync_dir(const char *dir)
+{
+	return tc_fsync_open(dir, O_DIRECTORY);
+}
+
+int
+tc_fsync_file(const char *path)
+{
+	return tc_fsync_open(path, 0);
+}
+
+int
+tc_hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
 }
 
 int

@@ -133,8 +133,13 @@ int tc_random_hex(char *out, size_t nbytes);
 /** tc_mkdir_p - mkdir -p; 0 or -errno. */
 int tc_mkdir_p(const char *path, int mode);
 
-/** tc_fsync_dir - fsync the directory containing (or named) @path. */
+/** tc_fsync_dir - fsync the directory @dir (after a rename into it); 0 or -errno. */
 int tc_fsync_dir(const char *dir);
+/** tc_fsync_file - fsync the file @path; 0 or -errno. */
+int tc_fsync_file(const char *path);
+
+/** tc_hexval - value of hex digit @c, -1 when @c is not one. */
+int tc_hexval(int c);
 
 /** tc_sha256_file - hex sha256 (65 bytes with NUL) of a file; 0 or -errno. */
 int tc_sha256_file(const char *path, char hex[65], struct tc_err *err);

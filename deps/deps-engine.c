@@ -271,18 +271,6 @@ sc_ws(struct scan *sc)
 		sc->p++;
 }
 
-static int
-hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decode the string at sc->p (on its opening quote) into sc->str. */
 static int
 sc_string(struct scan *sc)
@@ -315,7 +303,7 @@ sc_string(struct scan *sc)
 			unsigned u = 0;
 
 			for (int k = 1; k <= 4; k++) {
-				int h = sc->p + k < sc->end ? hexval(sc->p[k]) : -1;
+				int h = sc->p + k < sc->end ? tc_hexval(sc->p[k]) : -1;
 
 				if (h < 0)
 					return -EINVAL;

@@ -20,18 +20,6 @@ ij_ws(const char *p, const char *end)
 	return p;
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* @p is just after the opening quote.  Returns the byte after the closing one. */
 static const char *
 parse_str(const char *p, const char *end, struct ij_val *v, const char **why, const char **at)
@@ -60,8 +48,8 @@ parse_str(const char *p, const char *end, struct ij_val *v, const char **why, co
 			p += 2;
 			break;
 		case 'u':
-			if (end - p < 6 || hexval(p[2]) < 0 || hexval(p[3]) < 0 ||
-			    hexval(p[4]) < 0 || hexval(p[5]) < 0) {
+			if (end - p < 6 || tc_hexval(p[2]) < 0 || tc_hexval(p[3]) < 0 ||
+			    tc_hexval(p[4]) < 0 || tc_hexval(p[5]) < 0) {
 				*why = "bad \\u escape in string";
 				*at = p;
 				return NULL;
@@ -318,8 +306,8 @@ put_utf8(struct tc_buf *out, uint32_t cp)
 static uint32_t
 hex4(const char *p)
 {
-	return (uint32_t)(hexval(p[0]) << 12 | hexval(p[1]) << 8 | hexval(p[2]) << 4 |
-			  hexval(p[3]));
+	return (uint32_t)(tc_hexval(p[0]) << 12 | tc_hexval(p[1]) << 8 | tc_hexval(p[2]) << 4 |
+			  tc_hexval(p[3]));
 }
 
 void
@@ -351,8 +339,8 @@ ij_str_decode(const struct ij_val *v, struct tc_buf *out)
 			cp = hex4(p + 2);
 			p += 6;
 			if (cp >= 0xd800 && cp < 0xdc00 && end - p >= 6 && p[0] == '\\' &&
-			    p[1] == 'u' && hexval(p[2]) >= 0 && hexval(p[3]) >= 0 &&
-			    hexval(p[4]) >= 0 && hexval(p[5]) >= 0 &&
+			    p[1] == 'u' && tc_hexval(p[2]) >= 0 && tc_hexval(p[3]) >= 0 &&
+			    tc_hexval(p[4]) >= 0 && tc_hexval(p[5]) >= 0 &&
 			    (lo = hex4(p + 2)) >= 0xdc00 && lo < 0xe000) {
 				cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 				p += 6;

@@ -529,19 +529,6 @@ out:
 	return rc;
 }
 
-static int
-st_fsync_path(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd) < 0)
-		rc = -errno;
-	close(fd);
-	return rc;
-}
-
 int
 st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err)
 {
@@ -630,7 +617,7 @@ out:
 	st_writer_release_(w);
 	if (rc < 0)
 		unlink(path);
-	else if (st_fsync_path(path) < 0)
+	else if (tc_fsync_file(path) < 0)
 		rc = tc_err_set(err, -EIO, "%s: fsync failed", path);
 	free(path);
 	return rc;
