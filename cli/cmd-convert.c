@@ -33,7 +33,8 @@ convert_usage(FILE *f)
 		"from --to or OUT's extension (.ntff, .pftrace/.perfetto-trace/.pb, .json):\n"
 		"\n"
 		"  ntff     a run container holding IN's original bytes as one section plus a\n"
-		"           manifest (an .ntff input is copied section by section)\n"
+		"           manifest (an .ntff input is copied section by section, manifest\n"
+		"           included, leaving damaged sections out)\n"
 		"  pftrace  a plain Perfetto trace: tracks, slices, instants, counters, flows;\n"
 		"           args and our other dependency kinds as debug annotations\n"
 		"  json     Chrome Trace Event JSON (X, i, C, s/f flow events, M names)\n"
@@ -110,6 +111,7 @@ convert_to_ntff(const char *in, const char *out, int fmt, int argc, char **argv,
 	const char *base = strrchr(in, '/');
 	int64_t t0 = tc_now_ns();
 	char *dump, *name;
+	bool had_manifest = false;
 	int ret = 0;
 
 	base = base ? base + 1 : in;
@@ -129,8 +131,15 @@ convert_to_ntff(const char *in, const char *out, int fmt, int argc, char **argv,
 			void *data;
 			size_t len;
 
-			if (s->kind == NTFF_SEC_MANIFEST)
+			/* sections are copied as they are, the manifest included;
+			 * damaged ones are left out (so this also salvages a file) */
+			if (ntff_check(r, i, err) < 0) {
+				fprintf(stderr, "neuron-explorer: convert: skipping: %s\n", err->msg);
+				tc_err_clear(err);
 				continue;
+			}
+			if (s->kind == NTFF_SEC_MANIFEST)
+				had_manifest = true;
 			ret = ntff_read(r, i, &data, &len, err);
 			if (!ret)
 				ret = ntff_writer_add(w, s->kind, s->name, data, len,
@@ -142,8 +151,11 @@ convert_to_ntff(const char *in, const char *out, int fmt, int argc, char **argv,
 					(json_int_t)len));
 			free(data);
 		}
+		if (ntff_damage(r))
+			fprintf(stderr, "neuron-explorer: convert: %s: %s (the rest is left out)\n",
+				in, ntff_damage(r));
 		ntff_close(r);
-		if (ret < 0)
+		if (ret < 0 || had_manifest)
 			goto out;
 	} else {
 		int kind = fmt == ING_FMT_PERFETTO ? NTFF_SEC_PERFETTO : NTFF_SEC_JSON;

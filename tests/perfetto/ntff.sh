@@ -59,8 +59,15 @@ grep -q "import/small.pftrace\" at byte $off is truncated" "$T/e.txt"; ok $? "cu
 "$NX" ingest --data "$T/d" "$T/cut.ntff" >/dev/null 2>"$T/e.txt"; is $? 1 "ingest of a cut file with no complete data section fails"
 sed 's/^/#   /' "$T/e.txt"
 
-# .ntff -> .ntff copies the sections
+# .ntff -> .ntff copies the sections, manifest included
 check "convert .ntff -> .ntff" "$NX" convert "$T/a.ntff" "$T/b.ntff"
 "$NX" ntff cat "$T/b.ntff" import/small.pftrace | cmp -s - "$SMALL"; ok $? "copied section intact"
+"$NX" ntff cat "$T/b.ntff" | cmp -s - "$T/m.json"; ok $? "copied manifest unchanged"
+# ... and salvages a damaged one: the bad section is left out, the rest verifies
+"$NX" convert "$T/flip.ntff" "$T/salvaged.ntff" 2>"$T/e.txt"; ok $? "convert of a damaged .ntff succeeds"
+grep -q "skipping: .*import/small.pftrace.*CRC mismatch" "$T/e.txt"; ok $? "and says which section it left out"
+"$NX" ntff verify "$T/salvaged.ntff" >/dev/null; ok $? "the salvaged file verifies"
+is "$("$NX" ntff ls --json "$T/salvaged.ntff" | jget /dev/stdin "j['name']")" manifest.json \
+   "the salvaged file keeps the manifest only"
 "$NX" ntff ls "$T/notthere.ntff" 2>"$T/e.txt"; is $? 1 "missing file exits 1"
 done_testing
