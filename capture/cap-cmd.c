@@ -229,7 +229,8 @@ cap_attach_tree(struct cap_run *r, struct ntff_writer *w, const char *dir, const
 		name = tc_xasprintf("%s/%s", prefix, de->d_name);
 		if (!lstat(p, &st) && S_ISDIR(st.st_mode))
 			n += cap_attach_tree(r, w, p, name, layer);
-		else if (S_ISREG(st.st_mode) && !cap_add_file(r, w, NTFF_SEC_ATTACHMENT, name, p, layer))
+		else if (S_ISREG(st.st_mode) &&
+			 !cap_add_file(r, w, NTFF_SEC_ATTACHMENT, name, p, layer))
 			n++;
 		free(p);
 		free(name);
@@ -378,7 +379,8 @@ cap_write(struct cap_run *r, const char *out, struct tc_err *err)
 		json_object_set_new(json_object_get(layers, "kernel"), "cupti", hook);
 	}
 	else if (!strcmp(r->plan.kernel, "cupti"))
-		cap_warn(r, "kernel: the CUPTI collector wrote nothing (did the workload use CUDA?)");
+		cap_warn(r, "kernel: the CUPTI collector wrote nothing "
+			 "(did the workload use CUDA?)");
 
 	/* Neuron runtime output: every file as an attachment, plus the vendor
 	 * tool's Perfetto export when configured. */
@@ -398,7 +400,8 @@ cap_write(struct cap_run *r, const char *out, struct tc_err *err)
 	p = tc_xasprintf("%s/manifest.json", r->capture_dir);
 	json_dump_file(r->manifest, p, JSON_INDENT(1));
 	free(p);
-	ret = ntff_writer_add(w, NTFF_SEC_MANIFEST, "manifest.json", dump, strlen(dump), false, err);
+	ret = ntff_writer_add(w, NTFF_SEC_MANIFEST, "manifest.json", dump, strlen(dump), false,
+			      err);
 	free(dump);
 	if (ret) {
 		ntff_writer_close(w, NULL);
@@ -454,7 +457,8 @@ cmd_capture(int argc, char **argv)
 	struct tc_err err = { 0 };
 	struct sigaction sa, old[3];
 	static const int sigs[3] = { SIGINT, SIGTERM, SIGHUP };
-	char **files = tc_xcalloc(argc, sizeof(char *)), **sets = tc_xcalloc(argc + 4, sizeof(char *));
+	char **files = tc_xcalloc(argc, sizeof(char *));
+	char **sets = tc_xcalloc(argc + 4, sizeof(char *));
 	char **cmd = NULL, host[256] = "", *out = NULL, *setbuf[2] = { NULL, NULL };
 	int nfiles = 0, nsets = 0, i, ret = 2, status = 0, exit_code;
 	int64_t t0, t1;
@@ -583,8 +587,8 @@ cmd_capture(int argc, char **argv)
 		goto out;
 	}
 	if (!r.quiet)
-		fprintf(stderr, "neuron-explorer: wrote %s (%zu sections, workload exit status %d)\n",
-			out, json_array_size(r.sections) + 1, exit_code);
+		fprintf(stderr,
+			"neuron-explorer: wrote %s (%zu sections, workload exit status %d)\n", out, json_array_size(r.sections) + 1, exit_code);
 	if (*cap_get(r.cfg, "NX_UPLOAD") && cap_do_upload(&r, out) && !ret)
 		ret = 1;
 out:

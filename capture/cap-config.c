@@ -422,7 +422,8 @@ cap_normalize(const struct cap_key *k, const char *in, char **out, char *why, si
 			*out = tc_xstrdup("0");
 		} else {
 			free(lower);
-			snprintf(why, whylen, "'%s' is not a boolean (use 0/1, true/false, yes/no, on/off)", in);
+			snprintf(why, whylen,
+				 "'%s' is not a boolean (use 0/1, true/false, yes/no, on/off)", in);
 			return -EINVAL;
 		}
 		free(lower);
@@ -447,7 +448,9 @@ cap_normalize(const struct cap_key *k, const char *in, char **out, char *why, si
 		}
 		for (p = in; p; p = comma ? comma + 1 : NULL) {
 			comma = strchr(p, ',');
-			if (!cap_in_choices(k->choices, p, comma ? (size_t)(comma - p) : strlen(p))) {
+			size_t n = comma ? (size_t)(comma - p) : strlen(p);
+
+			if (!cap_in_choices(k->choices, p, n)) {
 				snprintf(why, whylen, "'%.*s' is not one of %s (or none)",
 					 (int)(comma ? comma - p : (long)strlen(p)), p, k->choices);
 				return -EINVAL;

@@ -420,11 +420,11 @@ cap_plan_build(struct cap_plan *p, struct cap_config *c, const char *capture_dir
 
 		if (cap_keys[i].type == CAP_T_SECRET || !strcmp(k, "NX_TOKEN_FILE"))
 			continue;
+		const char *v = !strcmp(k, "NX_CAPTURE_DIR") ? capture_dir : cap_get(c, k);
+
 		json_array_append_new(p->vars, json_pack("{s:s, s:s, s:s, s:s}", "layer", "agent",
-							 "name", k, "value",
-							 !strcmp(k, "NX_CAPTURE_DIR") ? capture_dir
-										      : cap_get(c, k),
-							 "why", "pass-through"));
+							 "name", k, "value", v, "why",
+							 "pass-through"));
 	}
 	for (i = 0; i < d.n; i++)
 		free(d.value[i]);

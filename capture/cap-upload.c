@@ -137,11 +137,12 @@ cap_upload(const char *path, const char *url, const struct cap_upload_opts *o, j
 		h = NULL;
 		if ((rc != CURLE_OK && cap_up_retryable(rc)) || (rc == CURLE_OK && code == 503)) {
 			if (attempt < o->retries) {
+				const char *why = rc == CURLE_OK ? "HTTP 503" :
+						  errbuf[0] ? errbuf : curl_easy_strerror(rc);
+
 				if (!o->quiet)
-					fprintf(stderr, "neuron-explorer: upload: %s; retrying in %ld ms "
-						"(%d/%d)\n", rc != CURLE_OK ? (errbuf[0] ? errbuf :
-						curl_easy_strerror(rc)) : "HTTP 503", delay, attempt + 1,
-						o->retries);
+					fprintf(stderr, "neuron-explorer: upload: %s; retrying in "
+						"%ld ms (%d/%d)\n", why, delay, attempt + 1, o->retries);
 				cap_sleep_ms(delay);
 				delay *= 2;
 				continue;

@@ -229,10 +229,18 @@ nxc_take(CUpti_Activity *a)
 		r->stream = s->streamId;
 		r->event_sync = s->cudaEventSyncId;
 		switch (s->type) {
-		case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE: name = "Event sync"; break;
-		case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT: name = "Stream wait event"; break;
-		case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE: name = "Stream sync"; break;
-		case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE: name = "Context sync"; break;
+		case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
+			name = "Event sync";
+			break;
+		case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT:
+			name = "Stream wait event";
+			break;
+		case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE:
+			name = "Stream sync";
+			break;
+		case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE:
+			name = "Context sync";
+			break;
 		default: name = "Sync"; break;
 		}
 		r->name = name;
@@ -456,8 +464,8 @@ nxc_write(const char *path)
 		g.sync_real[1], g.sync_mono[0], g.sync_mono[1]);
 	for (i = 0; i < g.n; i++) {
 		const struct nxc_rec *r = &g.recs[i];
-		static const char *const cats[] = { "kernel", "gpu_memcpy", "gpu_memset", "cuda_sync",
-						    "cuda_runtime", "cuda_driver" };
+		static const char *const cats[] = { "kernel", "gpu_memcpy", "gpu_memset",
+						    "cuda_sync", "cuda_runtime", "cuda_driver" };
 
 		fprintf(f, "%s{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", first ? "" : ",\n",
 			cats[r->kind]);
@@ -491,14 +499,15 @@ nxc_write(const char *path)
 		fprintf(f, "}}");
 
 		/* Launch -> operation flow by correlation id. */
-		if (nxc_on_device(r) && api_by_corr && r->corr <= max_corr && api_by_corr[r->corr]) {
+		if (nxc_on_device(r) && api_by_corr && api_by_corr[r->corr]) {
 			const struct nxc_rec *l = api_by_corr[r->corr];
 
-			fprintf(f, ",\n{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"launch\",\"id\":%u,"
-				"\"pid\":%u,\"tid\":%u", r->corr, l->pid, l->tid);
+			fprintf(f, ",\n{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"launch\","
+				"\"id\":%u,\"pid\":%u,\"tid\":%u", r->corr, l->pid, l->tid);
 			nxc_ts(f, "ts", l->start, base);
-			fprintf(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"launch\","
-				"\"id\":%u,\"pid\":\"GPU %u\",\"tid\":\"%s\"", r->corr, r->device, tid);
+			fprintf(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\","
+				"\"name\":\"launch\",\"id\":%u,\"pid\":\"GPU %u\",\"tid\":\"%s\"",
+				r->corr, r->device, tid);
 			nxc_ts(f, "ts", r->start, base);
 			fprintf(f, "}");
 			nflows++;
@@ -522,12 +531,14 @@ nxc_write(const char *path)
 		if (!src || !dst)
 			continue;
 		nxc_row(src, tid, sizeof(tid));
-		fprintf(f, ",\n{\"ph\":\"s\",\"cat\":\"nx.order\",\"name\":\"event wait\",\"id\":\"w%u\","
-			"\"pid\":\"GPU %u\",\"tid\":\"%s\"", w->corr, src->device, tid);
+		fprintf(f, ",\n{\"ph\":\"s\",\"cat\":\"nx.order\",\"name\":\"event wait\","
+			"\"id\":\"w%u\",\"pid\":\"GPU %u\",\"tid\":\"%s\"", w->corr,
+			src->device, tid);
 		nxc_ts(f, "ts", src->start, base);
 		nxc_row(dst, tid, sizeof(tid));
-		fprintf(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"nx.order\",\"name\":\"event wait\","
-			"\"id\":\"w%u\",\"pid\":\"GPU %u\",\"tid\":\"%s\"", w->corr, dst->device, tid);
+		fprintf(f, "},\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"nx.order\","
+			"\"name\":\"event wait\",\"id\":\"w%u\",\"pid\":\"GPU %u\","
+			"\"tid\":\"%s\"", w->corr, dst->device, tid);
 		nxc_ts(f, "ts", dst->start, base);
 		fprintf(f, "}");
 		norder++;

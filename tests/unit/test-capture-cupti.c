@@ -106,7 +106,8 @@ main(int argc, char **argv)
 
 	/* memcpy (corr 1) and kernel (corr 2) on stream 1; event recorded (3);
 	 * stream 2 waits for it (4); kernel on stream 2 (5) on a hardware channel. */
-	api(1, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020, 1000, 1500);
+	api(1, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+	    1000, 1500);
 	memset(&m, 0, sizeof(m));
 	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
 	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
@@ -118,7 +119,8 @@ main(int argc, char **argv)
 	m.streamId = 1;
 	m.correlationId = 1;
 	nxc_take((CUpti_Activity *)&m);
-	api(2, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 1600, 1900);
+	api(2, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+	    1600, 1900);
 	api(2, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 1650, 1850);
 	kernel(2, 0, 1, 0, 0, "scale(float*, int, float)", 3100, 9000);
 	memset(&ev, 0, sizeof(ev));
@@ -138,7 +140,8 @@ main(int argc, char **argv)
 	sy.streamId = 2;
 	sy.cudaEventSyncId = 42;
 	nxc_take((CUpti_Activity *)&sy);
-	api(5, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 2300, 2400);
+	api(5, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+	    2300, 2400);
 	kernel(5, 0, 2, CUPTI_CHANNEL_TYPE_COMPUTE, 7, "add", 9100, 9500);
 	/* Filtered out: device 1. */
 	kernel(6, 1, 1, 0, 0, "elsewhere", 9600, 9700);
@@ -157,7 +160,7 @@ main(int argc, char **argv)
 	is_int(flows(evs, "nx.order", &stid, &ftid, &sts), 1, "1 order flow for the event wait");
 	is_str(stid, "stream 1", "order flow starts on the recording stream");
 	is_int(sts, 3100 - 1000, "at the kernel issued before cudaEventRecord");
-	is_str(ftid, "channel 1.7", "ends on the waiting stream's kernel, row = its hardware channel");
+	is_str(ftid, "channel 1.7", "ends on the waiting stream's kernel, on its channel row");
 	name = NULL;
 	json_array_foreach(evs, i, e)
 		if (json_integer_value(json_object_get(json_object_get(e, "args"), "cbid")) ==
