@@ -57,6 +57,23 @@ else
 	skip "no ../shared/traces (fresh clone)"
 fi
 
+# an .ntff run container made from the hand-written trace
+TR="$NX_SRCDIR/tests/data/server/basic.json"
+if "$NX" convert --to ntff "$TR" "$T/basic.ntff" >/dev/null 2>&1; then
+	try "$T/basic.ntff"
+	case $? in
+	0) ok 0 ".ntff upload ready"
+	   check ".ntff: counts match the JSON inside" $CHK counts "$TR" "$T/t.json"
+	   is "$(req GET "/api/traces/$TID")" 200 ".ntff: trace detail"
+	   is "$(jget "$T/body" 'j["format"], j["manifest"] is not None')" "ntff True" \
+		".ntff: format and manifest" ;;
+	2) skip ".ntff reader not in this build" ;;
+	*) ok 1 ".ntff upload" ;;
+	esac
+else
+	skip "convert --to ntff not in this build"
+fi
+
 # a trace written by Debian's torch 1.13 profiler, now
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
 	/usr/bin/python3 - "$T/torch.json" <<'PY' 2>/dev/null
