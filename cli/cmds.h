@@ -13,7 +13,7 @@ int cmd_convert(int argc, char **argv);		/* cli/cmd-convert.c */
 int cmd_ntff(int argc, char **argv);		/* cli/cmd-ntff.c */
 int cmd_serve(int argc, char **argv);		/* server/srv-cmd.c */
 int cmd_capture(int argc, char **argv);		/* capture/cap-cmd.c */
-int cmd_env(int argc, char **argv);		/* capture/cap-cmd-env.c */
+int cmd_env(int argc, char **argv);		/* capture/cap-env.c */
 int cmd_upload(int argc, char **argv);		/* capture/cap-upload.c */
 int cmd_deps(int argc, char **argv);		/* deps/deps-cmd.c */
 int cmd_critical_path(int argc, char **argv);	/* deps/deps-cmd.c */

@@ -196,6 +196,7 @@ struct jreader {
 	struct jflow *fl;
 	size_t nfl, capfl;
 	char **labels;		/* per flow identity */
+	int *lkinds;		/* per flow identity: enum st_edge_kind */
 	size_t nlabels, caplabels;
 
 	int last_thr;
@@ -476,8 +477,25 @@ add_event(struct jreader *r, int unit, int kind, int64_t ts, int64_t dur, uint32
 	return 0;
 }
 
+/*
+ * The edge kind of a flow: flows are `flow` edges, except those whose
+ * category names another kind ("nx.order", "nx.anti", "nx.output"), which
+ * writers such as the CUPTI collector use for cross-stream event waits.
+ */
 static int
-flow_ident(struct jreader *r, const char *key, size_t n, const char *label)
+flow_kind(const char *cat)
+{
+	if (!strncmp(cat, "nx.", 3)) {
+		int k = st_edge_kind_parse(cat + 3);
+
+		if (k >= 0)
+			return k;
+	}
+	return ST_EDGE_FLOW;
+}
+
+static int
+flow_ident(struct jreader *r, const char *key, size_t n, const char *label, int kind)
 {
 	uint64_t h = jhash(key, n);
 	int i = jmap_get(&r->identmap, key, n, h);
@@ -485,7 +503,9 @@ flow_ident(struct jreader *r, const char *key, size_t n, const char *label)
 	if (i >= 0)
 		return i;
 	GROW(r->labels, r->nlabels, r->caplabels);
+	r->lkinds = tc_xrealloc(r->lkinds, r->caplabels * sizeof(*r->lkinds));
 	i = (int)r->nlabels++;
+	r->lkinds[i] = kind;
 	r->labels[i] = tc_xstrdup(label);
 	jmap_put(&r->identmap, key, n, h, i);
 	return i;
@@ -524,7 +544,7 @@ v2_ident(struct jreader *r, const struct jev *e, int *phase)
 	tc_buf_reset(&r->t2);
 	tc_buf_adds(&r->t2, "v2\x1f");
 	tc_buf_add(&r->t2, r->t1.data, r->t1.len);
-	id = flow_ident(r, r->t2.data, r->t2.len, label);
+	id = flow_ident(r, r->t2.data, r->t2.len, label, ST_EDGE_FLOW);
 	free(label);
 	return id;
 }
@@ -806,7 +826,7 @@ flow_v1(struct jreader *r, const struct jev *e, char ph, int ti, int64_t ts, uin
 	tc_buf_add(&r->t1, "\x1f", 1);
 	scalar_text(&e->cat, &r->t2);
 	tc_buf_add(&r->t1, r->t2.data, r->t2.len);
-	id = flow_ident(r, r->t1.data, r->t1.len, label);
+	id = flow_ident(r, r->t1.data, r->t1.len, label, flow_kind(r->t2.data));
 	free(label);
 	bind = BIND_ENCLOSING;
 	if (ph == 'f' && !(e->bp.type == IJ_STR && IJ_KEY_IS(&e->bp, "e")))
@@ -1236,7 +1256,7 @@ resolve_flows(struct jreader *r)
 		}
 		if (prev > 0 && f->seq > 0) {
 			if (prev != f->seq) {
-				ret = st_edge_add(r->w, prev, f->seq, ST_EDGE_FLOW,
+				ret = st_edge_add(r->w, prev, f->seq, r->lkinds[f->ident],
 						  r->labels[f->ident]);
 				if (ret < 0)
 					return tc_err_set(r->err, ret, "%s: writing a flow edge "
@@ -1361,6 +1381,7 @@ reader_free(struct jreader *r)
 	for (i = 0; i < r->nlabels; i++)
 		free(r->labels[i]);
 	free(r->labels);
+	free(r->lkinds);
 	free(r->devs);
 	free(r->thr);
 	free(r->async);
