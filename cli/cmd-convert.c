@@ -222,6 +222,12 @@ convert_json_event(FILE *f, json_t *ev, bool *first)
 	return rc ? -EIO : 0;
 }
 
+/* Chrome pid/tid of a device/unit: the real ones when the keys carry them. */
+#define CV_PID(d) "(CASE WHEN " d ".key LIKE 'pid:%' THEN CAST(substr(" d ".key, 5) AS INTEGER) " \
+		  "ELSE 1000000 + " d ".id END)"
+#define CV_TID(u) "(CASE WHEN " u ".key LIKE 'tid:%' THEN CAST(substr(" u ".key, 5) AS INTEGER) " \
+		  "ELSE 1000000000 + " u ".id END)"
+
 static int
 convert_export_json(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 {
@@ -232,8 +238,9 @@ convert_export_json(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 	if (fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f) == EOF)
 		goto werr;
 	/* names: one process per device, one thread per unit */
-	if (sqlite3_prepare_v2(db, "SELECT u.id, u.device_id, u.name, d.name FROM units u "
-			       "JOIN devices d ON d.id = u.device_id", -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT " CV_TID("u") ", " CV_PID("d") ", u.name, d.name "
+			       "FROM units u JOIN devices d ON d.id = u.device_id", -1, &s,
+			       NULL) != SQLITE_OK)
 		goto sqlerr;
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		json_int_t tid = sqlite3_column_int64(s, 0), pid = sqlite3_column_int64(s, 1);
@@ -250,9 +257,9 @@ convert_export_json(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 	}
 	sqlite3_finalize(s);
 	s = NULL;
-	if (sqlite3_prepare_v2(db, "SELECT e.id, e.unit, u.device_id, e.ts, e.dur, e.kind, "
-			       "coalesce(n.s, ''), c.s, e.value, e.args FROM events e "
-			       "JOIN units u ON u.id = e.unit "
+	if (sqlite3_prepare_v2(db, "SELECT e.id, " CV_TID("u") ", " CV_PID("d") ", e.ts, e.dur, "
+			       "e.kind, coalesce(n.s, ''), c.s, e.value, e.args, u.name FROM events e "
+			       "JOIN units u ON u.id = e.unit JOIN devices d ON d.id = u.device_id "
 			       "LEFT JOIN strings n ON n.id = e.name "
 			       "LEFT JOIN strings c ON c.id = e.cat ORDER BY e.id", -1, &s, NULL) !=
 	    SQLITE_OK)
@@ -278,8 +285,10 @@ convert_export_json(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 		} else if (kind == ST_EV_INSTANT) {
 			json_object_set_new(ev, "ph", json_string("i"));
 			json_object_set_new(ev, "s", json_string("t"));
-		} else {
+		} else {	/* a counter series is named after its unit */
 			json_object_set_new(ev, "ph", json_string("C"));
+			json_object_set_new(ev, "name", json_string((const char *)
+								    sqlite3_column_text(s, 10)));
 			json_decref(args);
 			args = json_pack("{s:f}", "value", sqlite3_column_double(s, 8));
 		}
@@ -297,10 +306,13 @@ convert_export_json(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 	sqlite3_finalize(s);
 	s = NULL;
 	/* flow edges as flow v1 pairs: s on the source, f (bp e) on the destination */
-	if (sqlite3_prepare_v2(db, "SELECT x.rowid, a.ts, ua.id, ua.device_id, b.ts, ub.id, "
-			       "ub.device_id, x.kind, x.label FROM edges x "
+	if (sqlite3_prepare_v2(db, "SELECT x.rowid, a.ts, " CV_TID("ua") ", " CV_PID("da") ", "
+			       "b.ts, " CV_TID("ub") ", " CV_PID("db") ", x.kind, x.label "
+			       "FROM edges x "
 			       "JOIN events a ON a.id = x.src JOIN units ua ON ua.id = a.unit "
+			       "JOIN devices da ON da.id = ua.device_id "
 			       "JOIN events b ON b.id = x.dst JOIN units ub ON ub.id = b.unit "
+			       "JOIN devices db ON db.id = ub.device_id "
 			       "WHERE x.kind = 0", -1, &es, NULL) != SQLITE_OK)
 		goto sqlerr;
 	while (sqlite3_step(es) == SQLITE_ROW) {
