@@ -76,7 +76,8 @@ row_json(struct srv *s, sqlite3_stmt *st)
 		flows = json_object_get(stats, "edges");
 	if (json_is_object(flows)) {
 		flows = json_pack("{s:o, s:o, s:o, s:o}", "flow", stat_int(flows, "flow"),
-				  "order", stat_int(flows, "order"), "anti", stat_int(flows, "anti"),
+				  "order", stat_int(flows, "order"),
+				  "anti", stat_int(flows, "anti"),
 				  "output", stat_int(flows, "output"));
 	} else {
 		flows = json_pack("{s:i, s:i, s:i, s:i}", "flow", 0, "order", 0, "anti", 0,
@@ -84,14 +85,14 @@ row_json(struct srv *s, sqlite3_stmt *st)
 	}
 	j = json_object();
 	json_object_set_new(j, "id", json_string(id));
-	json_object_set_new(j, "name", srv_json_str((const char *)sqlite3_column_text(st, 1)));
+	json_object_set_new(j, "name", srv_col_str(st, 1));
 	json_object_set_new(j, "tags", tags_json((const char *)sqlite3_column_text(st, 2)));
 	json_object_set_new(j, "status", srv_json_str(status));
 	json_object_set_new(j, "progress", json_real(!strcmp(status, "ready") ? 1.0 : progress));
-	json_object_set_new(j, "error", srv_json_str((const char *)sqlite3_column_text(st, 5)));
-	json_object_set_new(j, "format", srv_json_str((const char *)sqlite3_column_text(st, 6)));
+	json_object_set_new(j, "error", srv_col_str(st, 5));
+	json_object_set_new(j, "format", srv_col_str(st, 6));
 	json_object_set_new(j, "size", json_integer(sqlite3_column_int64(st, 7)));
-	json_object_set_new(j, "sha256", srv_json_str((const char *)sqlite3_column_text(st, 8)));
+	json_object_set_new(j, "sha256", srv_col_str(st, 8));
 	json_object_set_new(j, "created_ns", json_integer(sqlite3_column_int64(st, 9)));
 	json_object_set_new(j, "slices", stat_int(stats, "slices"));
 	json_object_set_new(j, "instants", stat_int(stats, "instants"));
@@ -164,8 +165,8 @@ srv_api_list(struct srv_req *r)
 	else if (!strcmp(sort, "-size"))
 		order = "size DESC, id";
 	else
-		return srv_reply_error(r, 400, "bad_param", "sort must be one of created, -created, "
-				       "name, -name, size, -size");
+		return srv_reply_error(r, 400, "bad_param", "sort must be one of created, "
+				       "-created, name, -name, size, -size");
 	if (!q)
 		q = "";
 	if (strlen(q) > 256)
@@ -222,8 +223,8 @@ srv_devices_json(sqlite3 *db)
 
 		json_object_set_new(d, "id", json_integer(sqlite3_column_int64(st, 0)));
 		json_object_set_new(d, "kind", json_string(kind ? kind : "other"));
-		json_object_set_new(d, "name", srv_json_str((const char *)sqlite3_column_text(st, 2)));
-		json_object_set_new(d, "label", srv_json_str((const char *)sqlite3_column_text(st, 3)));
+		json_object_set_new(d, "name", srv_col_str(st, 2));
+		json_object_set_new(d, "label", srv_col_str(st, 3));
 		json_object_set_new(d, "sort", sqlite3_column_type(st, 4) == SQLITE_NULL ?
 				    json_null() : json_integer(sqlite3_column_int64(st, 4)));
 		json_array_append_new(a, d);
@@ -346,7 +347,8 @@ srv_api_raw(struct srv_req *r, const char *id)
 	if (fd < 0 || fstat(fd, &sb) < 0) {
 		if (fd >= 0)
 			close(fd);
-		return srv_reply_error(r, 404, "not_found", "the original file of %s is missing", id);
+		return srv_reply_error(r, 404, "not_found", "the original file of %s is missing",
+				       id);
 	}
 	resp = MHD_create_response_from_fd((uint64_t)sb.st_size, fd);
 	if (!resp) {

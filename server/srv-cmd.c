@@ -146,11 +146,13 @@ opt_set(struct srv_opts *o, bool *set, const char *name, const char *val, bool f
 			break;
 		case OPT_U64:
 			if (parse_size(val, &uv) < 0 || uv == 0)
-				return tc_err_set(err, -EINVAL, "--%s: '%s' is not a size", name, val);
+				return tc_err_set(err, -EINVAL, "--%s: '%s' is not a size",
+						  name, val);
 			*(uint64_t *)p = uv;
 			break;
 		case OPT_BOOL:
-			if (!val || !strcmp(val, "1") || !strcmp(val, "true") || !strcmp(val, "yes"))
+			if (!val || !strcmp(val, "1") || !strcmp(val, "true") ||
+			    !strcmp(val, "yes"))
 				*(bool *)p = true;
 			else if (!strcmp(val, "0") || !strcmp(val, "false") || !strcmp(val, "no"))
 				*(bool *)p = false;

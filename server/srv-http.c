@@ -90,7 +90,8 @@ srv_reply_text(struct srv_req *r, unsigned status, const char *text, size_t len)
 	if (status == 503)
 		MHD_add_response_header(resp, "Retry-After", "5");
 	if (status == 401)
-		MHD_add_response_header(resp, "WWW-Authenticate", "Bearer realm=\"neuron-explorer\"");
+		MHD_add_response_header(resp, "WWW-Authenticate",
+					"Bearer realm=\"neuron-explorer\"");
 	return srv_reply_response(r, status, resp);
 }
 
@@ -114,7 +115,8 @@ srv_json_text(json_t *j, size_t *len)
 enum MHD_Result
 srv_reply_json(struct srv_req *r, unsigned status, json_t *j)
 {
-	static const char fail[] = "{\"error\":\"internal\",\"detail\":\"cannot encode the answer\"}";
+	static const char fail[] =
+		"{\"error\":\"internal\",\"detail\":\"cannot encode the answer\"}";
 	enum MHD_Result ret;
 	char *text;
 
@@ -202,6 +204,12 @@ srv_json_str(const char *s)
 	return j ? j : json_string("?");
 }
 
+json_t *
+srv_col_str(sqlite3_stmt *st, int i)
+{
+	return srv_json_str((const char *)sqlite3_column_text(st, i));
+}
+
 int
 srv_arg_i64(struct srv_req *r, const char *key, int64_t *out, int64_t min, int64_t max)
 {
@@ -211,7 +219,8 @@ srv_arg_i64(struct srv_req *r, const char *key, int64_t *out, int64_t min, int64
 	if (!v || !*v)
 		return 0;
 	if (tc_parse_i64(v, &x) < 0) {
-		srv_reply_error(r, 400, "bad_param", "parameter %s=%.64s is not an integer", key, v);
+		srv_reply_error(r, 400, "bad_param", "parameter %s=%.64s is not an integer",
+				key, v);
 		return -1;
 	}
 	if (x < min || x > max) {

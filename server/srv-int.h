@@ -194,6 +194,8 @@ void srv_http_stop(struct srv *s);
 /** srv_json_use_arenas - route Jansson's allocations through per-request
  * arenas in handler threads; call once at start, before any JSON exists. */
 void srv_json_use_arenas(void);
+/** srv_col_str - srv_json_str() of text column @i of @st. */
+json_t *srv_col_str(sqlite3_stmt *st, int i);
 /** srv_json_str - a JSON string of @s; invalid UTF-8 becomes U+FFFD; NULL -> null. */
 json_t *srv_json_str(const char *s);
 /** srv_reply_json - queue @j (stolen) with @status. */

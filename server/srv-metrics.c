@@ -52,8 +52,9 @@ srv_metrics_reply(struct srv_req *r)
 			uint64_t v = atomic_load(&m->req[i][c]);
 
 			if (v)
-				tc_buf_printf(&b, "nx_http_requests_total{route=\"%s\",code=\"%s\"} "
-					      "%" PRIu64 "\n", srv_route_names[i], cls[c], v);
+				tc_buf_printf(&b, "nx_http_requests_total{route=\"%s\","
+					      "code=\"%s\"} %" PRIu64 "\n", srv_route_names[i],
+					      cls[c], v);
 		}
 	tc_buf_adds(&b, "# HELP nx_http_request_seconds HTTP request latency by route.\n"
 		    "# TYPE nx_http_request_seconds histogram\n");

@@ -117,7 +117,8 @@ conn_open(struct srv *s, const char *id, struct tc_err *err)
 	}
 	rc = sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
-		tc_err_set(err, -EIO, "%s: %s", path, c->db ? sqlite3_errmsg(c->db) : "open failed");
+		tc_err_set(err, -EIO, "%s: %s", path,
+			   c->db ? sqlite3_errmsg(c->db) : "open failed");
 		conn_close(c);
 		c = NULL;
 		goto out;

@@ -185,8 +185,8 @@ raw_size(struct srv_worker *w, const char *id)
 	sqlite3_stmt *st = NULL;
 	int64_t n = 0;
 
-	if (sqlite3_prepare_v2(st_library_catalog(w->lib),
-			       "SELECT size FROM traces WHERE id = ?1", -1, &st, NULL) == SQLITE_OK) {
+	if (sqlite3_prepare_v2(st_library_catalog(w->lib), "SELECT size FROM traces WHERE id = ?1",
+			       -1, &st, NULL) == SQLITE_OK) {
 		sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
 		if (sqlite3_step(st) == SQLITE_ROW)
 			n = sqlite3_column_int64(st, 0);

@@ -107,7 +107,7 @@ api_units(struct srv_req *r, struct srv_pool_conn *c)
 		json_object_set_new(u, "id", json_integer(sqlite3_column_int64(st, 0)));
 		json_object_set_new(u, "device_id", json_integer(sqlite3_column_int64(st, 1)));
 		json_object_set_new(u, "kind", json_string(kind ? kind : "track"));
-		json_object_set_new(u, "name", srv_json_str((const char *)sqlite3_column_text(st, 3)));
+		json_object_set_new(u, "name", srv_col_str(st, 3));
 		json_object_set_new(u, "sort", sqlite3_column_type(st, 4) == SQLITE_NULL ?
 				    json_null() : json_integer(sqlite3_column_int64(st, 4)));
 		json_object_set_new(u, "event_count", json_integer(sqlite3_column_int64(st, 5)));
@@ -150,7 +150,8 @@ unit_list_get(struct srv_req *r, struct srv_pool_conn *c, struct unit_list *l)
 
 		if (sqlite3_prepare_v2(c->db, "SELECT u.id, u.kind FROM units u JOIN devices d ON "
 				       "d.id = u.device_id" UNIT_ORDER, -1, &st, NULL)) {
-			srv_reply_error(r, 500, "internal", "trace store: %s", sqlite3_errmsg(c->db));
+			srv_reply_error(r, 500, "internal", "trace store: %s",
+					sqlite3_errmsg(c->db));
 			return -1;
 		}
 		while (sqlite3_step(st) == SQLITE_ROW) {
@@ -322,7 +323,7 @@ ev_row(sqlite3_stmt *st)
 	json_object_set_new_nocheck(e, "ts", json_integer(sqlite3_column_int64(st, 1)));
 	json_object_set_new_nocheck(e, "dur", json_integer(sqlite3_column_int64(st, 2)));
 	json_object_set_new_nocheck(e, "depth", json_integer(sqlite3_column_int64(st, 3)));
-	json_object_set_new_nocheck(e, "name", srv_json_str((const char *)sqlite3_column_text(st, 6)));
+	json_object_set_new_nocheck(e, "name", srv_col_str(st, 6));
 	json_object_set_new_nocheck(e, "kind", json_string(ev_kind_name(kind)));
 	if (kind == ST_EV_COUNTER)
 		json_object_set_new_nocheck(e, "value", sqlite3_column_type(st, 5) == SQLITE_NULL ?
@@ -558,8 +559,8 @@ api_timeline(struct srv_req *r, struct srv_pool_conn *c)
 		if (evs || c->bucket_ns <= 0) {
 			if (!evs)	/* no summaries: the first px events */
 				evs = json_array();
-			u = json_pack("{s:I, s:s, s:o}", "id", (json_int_t)ul.id[i], "mode", "events",
-				      "events", evs);
+			u = json_pack("{s:I, s:s, s:o}", "id", (json_int_t)ul.id[i],
+				      "mode", "events", "events", evs);
 		} else {
 			int64_t w = 0;
 			json_t *b = tl_buckets(&t, c, ul.id[i], counter, start, end, px, &w);
@@ -623,11 +624,14 @@ api_event(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 		srv_pool_put(r->srv, c);
 		return MHD_YES;
 	}
-	if (sqlite3_prepare_v2(c->db, "SELECT e.id, e.unit, u.name, u.device_id, e.ts, e.dur, "
-			       "e.depth, e.kind, sn.s, sc.s, e.value, e.args, dv.name FROM events e "
-			       "JOIN units u ON u.id = e.unit JOIN devices dv ON dv.id = u.device_id "
+	if (sqlite3_prepare_v2(c->db,
+			       "SELECT e.id, e.unit, u.name, u.device_id, e.ts, e.dur, e.depth, "
+			       "e.kind, sn.s, sc.s, e.value, e.args, dv.name FROM events e "
+			       "JOIN units u ON u.id = e.unit "
+			       "JOIN devices dv ON dv.id = u.device_id "
 			       "LEFT JOIN strings sn ON sn.id = e.name "
-			       "LEFT JOIN strings sc ON sc.id = e.cat WHERE e.id = ?1", -1, &st, NULL))
+			       "LEFT JOIN strings sc ON sc.id = e.cat WHERE e.id = ?1",
+			       -1, &st, NULL))
 		return db_error(r, c);
 	sqlite3_bind_int64(st, 1, eid);
 	if (sqlite3_step(st) != SQLITE_ROW) {
@@ -639,16 +643,16 @@ api_event(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 	e = json_object();
 	json_object_set_new(e, "id", json_integer(eid));
 	json_object_set_new(e, "unit", json_integer(sqlite3_column_int64(st, 1)));
-	json_object_set_new(e, "unit_name", srv_json_str((const char *)sqlite3_column_text(st, 2)));
+	json_object_set_new(e, "unit_name", srv_col_str(st, 2));
 	json_object_set_new(e, "device", json_integer(sqlite3_column_int64(st, 3)));
 	json_object_set_new(e, "device_name",
-			    srv_json_str((const char *)sqlite3_column_text(st, 12)));
+			    srv_col_str(st, 12));
 	json_object_set_new(e, "ts", json_integer(sqlite3_column_int64(st, 4)));
 	json_object_set_new(e, "dur", json_integer(sqlite3_column_int64(st, 5)));
 	json_object_set_new(e, "depth", json_integer(sqlite3_column_int64(st, 6)));
 	json_object_set_new(e, "kind", json_string(ev_kind_name(kind)));
-	json_object_set_new(e, "name", srv_json_str((const char *)sqlite3_column_text(st, 8)));
-	json_object_set_new(e, "cat", srv_json_str((const char *)sqlite3_column_text(st, 9)));
+	json_object_set_new(e, "name", srv_col_str(st, 8));
+	json_object_set_new(e, "cat", srv_col_str(st, 9));
 	json_object_set_new(e, "value", sqlite3_column_type(st, 10) == SQLITE_NULL ? json_null() :
 			    json_real(sqlite3_column_double(st, 10)));
 	atext = (const char *)sqlite3_column_text(st, 11);
@@ -813,8 +817,8 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 		total = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	if (sqlite3_prepare_v2(c->db, "SELECT e.id, e.ts, e.dur, e.unit, s.s FROM events e "
-			       "JOIN strings s ON s.id = e.name WHERE " MATCH " ORDER BY e.ts, e.id "
-			       "LIMIT ?2 OFFSET ?3", -1, &st, NULL))
+			       "JOIN strings s ON s.id = e.name WHERE " MATCH
+			       " ORDER BY e.ts, e.id LIMIT ?2 OFFSET ?3", -1, &st, NULL))
 		return db_error(r, c);
 #undef MATCH
 	sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
@@ -828,7 +832,7 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 		json_object_set_new(m, "ts", json_integer(sqlite3_column_int64(st, 1)));
 		json_object_set_new(m, "dur", json_integer(sqlite3_column_int64(st, 2)));
 		json_object_set_new(m, "unit", json_integer(sqlite3_column_int64(st, 3)));
-		json_object_set_new(m, "name", srv_json_str((const char *)sqlite3_column_text(st, 4)));
+		json_object_set_new(m, "name", srv_col_str(st, 4));
 		json_array_append_new(arr, m);
 	}
 	sqlite3_finalize(st);
@@ -932,7 +936,8 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 			sqlite3_bind_int64(eq, 4, end);
 			sqlite3_bind_int64(eq, 5, start);
 			while (sqlite3_step(eq) == SQLITE_ROW) {
-				struct sum_row *s = sum_slot(&m, (uint32_t)sqlite3_column_int64(eq, 0));
+				uint32_t nm = (uint32_t)sqlite3_column_int64(eq, 0);
+				struct sum_row *s = sum_slot(&m, nm);
 				int64_t mx = sqlite3_column_int64(eq, 3);
 
 				s->count += sqlite3_column_int64(eq, 1);

@@ -318,8 +318,8 @@ up_begin(struct srv_req *r)
 	ce = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Encoding");
 	cl = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Content-Length");
 	if (ce && *ce && strcasecmp(ce, "identity") && strcasecmp(ce, "gzip"))
-		return srv_reply_error(r, 415, "unsupported_encoding",
-				       "Content-Encoding '%.40s' is not supported (use gzip or none)", ce);
+		return srv_reply_error(r, 415, "unsupported_encoding", "Content-Encoding '%.40s' "
+				       "is not supported (use gzip or none)", ce);
 	if (ct && !strncasecmp(ct, "multipart/form-data", 19)) {
 		if (ce && !strcasecmp(ce, "gzip"))
 			return srv_reply_error(r, 415, "unsupported_encoding", "a gzip-encoded "
