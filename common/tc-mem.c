@@ -52,7 +52,10 @@ tc_xstrdup(const char *s)
 char *
 tc_xstrndup(const char *s, size_t n)
 {
-	char *p = tc_xmalloc(n + 1);
+	char *p;
+
+	n = strnlen(s, n);	/* like strndup(3): stop at a NUL */
+	p = tc_xmalloc(n + 1);
 
 	memcpy(p, s, n);
 	p[n] = '\0';

@@ -50,6 +50,7 @@ void *tc_xmalloc(size_t n);
 void *tc_xcalloc(size_t n, size_t m);
 void *tc_xrealloc(void *p, size_t n);
 char *tc_xstrdup(const char *s);
+/* tc_xstrndup: at most @n bytes of @s, stopping at a NUL, like strndup(3). */
 char *tc_xstrndup(const char *s, size_t n);
 char *tc_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
