@@ -163,6 +163,7 @@ st_pend_flush(struct st_pend *p, int64_t b, struct st_bvec *out)
 
 struct st_fin {
 	struct st_writer *w;
+	int64_t t0;		/* NX_STORE_TIMING=1: phase times on stderr */
 	sqlite3_stmt *ins_ev, *ins_sum, *ins_depth;
 	int64_t origin, bucket_ns;
 	uint32_t *map;		/* seq -> id */
@@ -177,6 +178,18 @@ struct st_fin {
 	struct st_bvec level;
 	struct tc_err *err;
 };
+
+static void
+st_fin_time(struct st_fin *f, const char *phase)
+{
+	int64_t t;
+
+	if (!f->t0)
+		return;
+	t = tc_mono_ns();
+	fprintf(stderr, "store: %-8s %8.3f s\n", phase, (double)(t - f->t0) / 1e9);
+	f->t0 = t;
+}
 
 static int
 st_fin_sum_write(struct st_fin *f, int level, const struct st_bvec *bv)
@@ -337,32 +350,62 @@ st_fin_summarise(struct st_fin *f, int kind, int depth, int64_t ts, int64_t dur,
 	}
 }
 
+/* (unit, ts, dur DESC, seq): the final id order. */
+static int
+st_key_cmp(const void *a, const void *b)
+{
+	const struct st_key *x = a, *y = b;
+
+	if (x->unit != y->unit)
+		return x->unit < y->unit ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->dur != y->dur)
+		return x->dur > y->dur ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Sort the keys; already sorted input (one unit, in time order) is common. */
+static void
+st_keys_sort(struct st_key *k, size_t n)
+{
+	size_t i;
+
+	for (i = 1; i < n; i++)
+		if (st_key_cmp(&k[i - 1], &k[i]) > 0)
+			break;
+	if (i < n)
+		qsort(k, n, sizeof(*k), st_key_cmp);
+}
+
 static int
 st_fin_events(struct st_fin *f)
 {
 	struct st_writer *w = f->w;
-	sqlite3_stmt *q = NULL;
+	sqlite3_stmt *s = f->ins_ev;
+	size_t n = (size_t)w->seq, i;
 	int64_t id = 0;
-	int rc = 0, sr;
+	int rc = 0;
 
-	if (sqlite3_prepare_v2(w->db, "SELECT seq, unit, ts, dur, kind, name, cat, value, flags,"
-			       " args FROM stage._raw ORDER BY unit, ts, dur DESC, seq", -1, &q,
-			       NULL) != SQLITE_OK) {
-		rc = tc_err_set(f->err, -EIO, "sort: %s", sqlite3_errmsg(w->db));
+	rc = st_spill_map(&w->recs);
+	if (!rc)
+		rc = st_spill_map(&w->args);
+	if (rc < 0) {
+		rc = tc_err_set(f->err, rc, "%s: staging: %s", w->path, strerror(-rc));
 		goto out;
 	}
-	while ((sr = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t seq = sqlite3_column_int64(q, 0);
-		int unit = sqlite3_column_int(q, 1);
-		int64_t ts = sqlite3_column_int64(q, 2);
-		int64_t dur = sqlite3_column_int64(q, 3);
-		int kind = sqlite3_column_int(q, 4);
-		uint32_t name = (uint32_t)sqlite3_column_int64(q, 5);
-		double value = sqlite3_column_double(q, 7);
+	st_keys_sort(w->keys, n);
+	st_fin_time(f, "sort");
+	for (i = 0; i < n; i++) {
+		const struct st_key *k = &w->keys[i];
+		int unit = k->unit;
+		int64_t ts = k->ts, dur = k->dur;
+		struct st_rec rec;
 		struct st_unit_def *u;
-		int depth = 0;
-		sqlite3_stmt *s = f->ins_ev;
+		int depth = 0, kind;
 
+		memcpy(&rec, w->recs.map + (size_t)(k->seq - 1) * sizeof(rec), sizeof(rec));
+		kind = rec.kind;
 		if (unit != f->unit) {
 			rc = st_fin_unit_end(f);
 			if (rc < 0)
@@ -372,7 +415,7 @@ st_fin_events(struct st_fin *f)
 		}
 		u = &w->units[unit];
 		id++;
-		f->map[seq] = (uint32_t)id;
+		f->map[k->seq] = (uint32_t)id;
 		if (kind != ST_EV_COUNTER) {
 			while (f->nstack && f->stack[f->nstack - 1] <= ts)
 				f->nstack--;
@@ -391,7 +434,7 @@ st_fin_events(struct st_fin *f)
 			}
 		}
 		st_fin_depth_note(f, depth, dur);
-		st_fin_summarise(f, kind, depth, ts, dur, name, value);
+		st_fin_summarise(f, kind, depth, ts, dur, rec.name, rec.value);
 		u->count++;
 		u->last = id;
 
@@ -401,12 +444,19 @@ st_fin_events(struct st_fin *f)
 		sqlite3_bind_int64(s, 4, dur);
 		sqlite3_bind_int(s, 5, kind);
 		sqlite3_bind_int(s, 6, depth);
-		sqlite3_bind_value(s, 7, sqlite3_column_value(q, 5));
-		sqlite3_bind_value(s, 8, sqlite3_column_value(q, 6));
-		sqlite3_bind_value(s, 9, sqlite3_column_value(q, 7));
-		sqlite3_bind_int64(s, 10, seq);
-		sqlite3_bind_value(s, 11, sqlite3_column_value(q, 8));
-		sqlite3_bind_value(s, 12, sqlite3_column_value(q, 9));
+		sqlite3_bind_int64(s, 7, rec.name);
+		sqlite3_bind_int64(s, 8, rec.cat);
+		if (kind == ST_EV_COUNTER)
+			sqlite3_bind_double(s, 9, rec.value);
+		else
+			sqlite3_bind_null(s, 9);
+		sqlite3_bind_int64(s, 10, k->seq);
+		sqlite3_bind_int(s, 11, rec.flags);
+		if (rec.args_len && rec.args_off + rec.args_len <= w->args.mapsz)
+			sqlite3_bind_text(s, 12, w->args.map + rec.args_off, (int)rec.args_len,
+					  SQLITE_STATIC);
+		else
+			sqlite3_bind_null(s, 12);
 		if (sqlite3_step(s) != SQLITE_DONE) {
 			rc = tc_err_set(f->err, -EIO, "events: %s", sqlite3_errmsg(w->db));
 			sqlite3_reset(s);
@@ -414,13 +464,14 @@ st_fin_events(struct st_fin *f)
 		}
 		sqlite3_reset(s);
 	}
-	if (sr != SQLITE_DONE) {
-		rc = tc_err_set(f->err, -EIO, "sort: %s", sqlite3_errmsg(w->db));
-		goto out;
-	}
 	rc = st_fin_unit_end(f);
 out:
-	sqlite3_finalize(q);
+	/* the keys and the spill files are not needed any more */
+	free(w->keys);
+	w->keys = NULL;
+	w->capkeys = 0;
+	st_spill_close(&w->recs);
+	st_spill_close(&w->args);
 	return rc;
 }
 
@@ -570,20 +621,30 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	}
 	/* the staging tables live in an attached temporary database that
 	 * disappears with the connection: no need to drop them */
+	if (getenv("NX_STORE_TIMING") && !strcmp(getenv("NX_STORE_TIMING"), "1"))
+		f.t0 = tc_mono_ns();
+	st_fin_time(&f, "add");
 	rc = st_fin_events(&f);
+	st_fin_time(&f, "events");
 	if (!rc)
 		rc = st_fin_edges(&f);
 	if (!rc)
 		rc = st_fin_tables(&f);
+	st_fin_time(&f, "edges");
 	if (!rc)
 		rc = deps_derive(w, w->db, &w->stats, err);
+	st_fin_time(&f, "deps");
 	if (rc < 0)
 		goto out;
-	rc = st_exec(w->db,
-		     "CREATE INDEX events_unit_depth_ts ON events(unit, depth, ts);"
-		     "CREATE INDEX events_name ON events(name);"
-		     "CREATE INDEX edges_src ON edges(src, kind);"
-		     "CREATE INDEX edges_dst ON edges(dst, kind);", err);
+	rc = st_exec(w->db, "CREATE INDEX events_unit_depth_ts ON events(unit, depth, ts);", err);
+	st_fin_time(&f, "idx-udt");
+	if (!rc)
+		rc = st_exec(w->db, "CREATE INDEX events_name ON events(name);", err);
+	st_fin_time(&f, "idx-name");
+	if (!rc)
+		rc = st_exec(w->db, "CREATE INDEX edges_src ON edges(src, kind);"
+			     "CREATE INDEX edges_dst ON edges(dst, kind);", err);
+	st_fin_time(&f, "idx-edge");
 	if (rc < 0)
 		goto out;
 	w->stats.start_ns = w->seq ? w->min_ts : 0;
@@ -601,6 +662,7 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 		goto out;
 	}
 	rc = st_exec(w->db, "COMMIT", err);
+	st_fin_time(&f, "commit");
 out:
 	if (stats)
 		*stats = w->stats;
@@ -619,6 +681,7 @@ out:
 		unlink(path);
 	else if (tc_fsync_file(path) < 0)
 		rc = tc_err_set(err, -EIO, "%s: fsync failed", path);
+	st_fin_time(&f, "fsync");
 	free(path);
 	return rc;
 }

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * store/st-writer.c - the ingest side of the trace store: devices, units,
- * interned strings, and events appended in file order into a staging table
- * (_raw) that st_writer_finish() (store/st-finish.c) sorts and indexes.
+ * interned strings, and events appended in file order: a compact sort key
+ * in memory plus a record and the args text in two spill files
+ * (store/st-spill.c) that st_writer_finish() (store/st-finish.c) reads back
+ * in sorted order.  Explicit edges go to a staging table.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,9 +15,7 @@
 
 static const char st_staging_sql[] =
 	"ATTACH DATABASE '' AS stage; PRAGMA stage.journal_mode=OFF;"
-	" PRAGMA stage.synchronous=OFF; PRAGMA stage.cache_size=-65536;"
-	"CREATE TABLE stage._raw (seq INTEGER PRIMARY KEY, unit INTEGER, ts INTEGER, dur INTEGER,"
-	" kind INTEGER, name INTEGER, cat INTEGER, value REAL, flags INTEGER, args TEXT);"
+	" PRAGMA stage.synchronous=OFF; PRAGMA stage.cache_size=-16384;"
 	"CREATE TABLE stage._raw_edges (src INTEGER, dst INTEGER, kind INTEGER, label TEXT);";
 
 int
@@ -40,7 +40,11 @@ st_writer_open(struct st_writer **wp, const char *path, struct tc_err *err)
 	 * no journal needed while it is built. */
 	rc = st_exec(w->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
 		     " PRAGMA cache_size=-65536; PRAGMA temp_store=FILE;"
-		     " PRAGMA page_size=8192;", err);
+		     " PRAGMA page_size=8192; PRAGMA threads=2;", err);
+	if (!rc)
+		rc = st_spill_open(&w->recs, path, "-stage-rec", err);
+	if (!rc)
+		rc = st_spill_open(&w->args, path, "-stage-args", err);
 	if (!rc)
 		rc = st_schema_create_trace(w->db, err);
 	if (!rc)
@@ -49,9 +53,7 @@ st_writer_open(struct st_writer **wp, const char *path, struct tc_err *err)
 		rc = st_exec(w->db, "BEGIN", err);
 	if (rc < 0)
 		goto out;
-	if (sqlite3_prepare_v2(w->db, "INSERT INTO stage._raw VALUES (?,?,?,?,?,?,?,?,?,?)", -1,
-			       &w->ins_raw, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(w->db, "INSERT INTO stage._raw_edges VALUES (?,?,?,?)", -1,
+	if (sqlite3_prepare_v2(w->db, "INSERT INTO stage._raw_edges VALUES (?,?,?,?)", -1,
 			       &w->ins_edge, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(w->db, "INSERT INTO strings (id, s) VALUES (?,?)", -1,
 			       &w->ins_str, NULL) != SQLITE_OK) {
@@ -71,7 +73,9 @@ st_writer_release(struct st_writer *w)
 {
 	int i;
 
-	sqlite3_finalize(w->ins_raw);
+	st_spill_close(&w->recs);
+	st_spill_close(&w->args);
+	free(w->keys);
 	sqlite3_finalize(w->ins_edge);
 	sqlite3_finalize(w->ins_str);
 	if (w->db)
@@ -252,60 +256,82 @@ st_unit_set_sort(struct st_writer *w, int unit, int64_t sort)
 	w->units[unit].has_sort = true;
 }
 
-/* Does the args text mention an access set or semaphore (deps/)? */
+/*
+ * Does the args text mention an access set or semaphore (deps/)?  All five
+ * keys end in 's"', so one memmem pass for that pair finds the candidates.
+ */
 static int
 st_args_flags(const char *a, size_t n)
 {
 	static const char *const keys[] = { "\"reads\"", "\"writes\"", "\"signals\"",
 					    "\"waits\"", "\"operands\"" };
+	const char *p = a, *end = a + n;
 	size_t i;
 
 	if (!a || n < 8)
 		return 0;
-	for (i = 0; i < TC_ARRAY_SIZE(keys); i++)
-		if (memmem(a, n, keys[i], strlen(keys[i])))
-			return 1;
+	while ((p = memmem(p, (size_t)(end - p), "s\"", 2))) {
+		p += 2;		/* just past the closing quote */
+		for (i = 0; i < TC_ARRAY_SIZE(keys); i++) {
+			size_t kl = strlen(keys[i]);
+
+			if ((size_t)(p - a) >= kl && !memcmp(p - kl, keys[i], kl))
+				return 1;
+		}
+	}
 	return 0;
 }
 
 int64_t
 st_event_add(struct st_writer *w, const struct st_event *ev)
 {
-	sqlite3_stmt *s = w->ins_raw;
+	struct st_rec rec;
+	struct st_key *k;
 	int64_t seq, end;
+	int rc;
 
 	if (w->failed)
 		return w->failed;
-	if (ev->unit < 1 || ev->unit > w->nunits || ev->dur < 0)
+	if (ev->unit < 1 || ev->unit > w->nunits || ev->dur < 0 ||
+	    (ev->args && ev->args_len > INT32_MAX))
 		return -EINVAL;
+	if (w->seq >= UINT32_MAX - 1) {
+		w->failed = tc_err_set(&w->ferr, -EFBIG, "%s: more than %u events", w->path,
+				       UINT32_MAX - 1);
+		return w->failed;
+	}
 	seq = ++w->seq;
 	end = ev->ts + ev->dur;
 	if (ev->ts < w->min_ts)
 		w->min_ts = ev->ts;
 	if (end > w->max_end)
 		w->max_end = end;
-	sqlite3_bind_int64(s, 1, seq);
-	sqlite3_bind_int(s, 2, ev->unit);
-	sqlite3_bind_int64(s, 3, ev->ts);
-	sqlite3_bind_int64(s, 4, ev->dur);
-	sqlite3_bind_int(s, 5, ev->kind);
-	sqlite3_bind_int64(s, 6, ev->name);
-	sqlite3_bind_int64(s, 7, ev->cat);
-	if (ev->kind == ST_EV_COUNTER)
-		sqlite3_bind_double(s, 8, ev->value);
-	else
-		sqlite3_bind_null(s, 8);
-	sqlite3_bind_int(s, 9, st_args_flags(ev->args, ev->args_len));
-	if (ev->args && ev->args_len)
-		sqlite3_bind_text(s, 10, ev->args, (int)ev->args_len, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, 10);
-	if (sqlite3_step(s) != SQLITE_DONE) {
-		st_writer_fail(w, "insert event");
-		sqlite3_reset(s);
+	if ((size_t)seq > w->capkeys) {
+		w->capkeys = w->capkeys ? w->capkeys * 2 : 65536;
+		w->keys = tc_xrealloc(w->keys, w->capkeys * sizeof(*w->keys));
+	}
+	k = &w->keys[seq - 1];
+	k->ts = ev->ts;
+	k->dur = ev->dur;
+	k->seq = (uint32_t)seq;
+	k->unit = ev->unit;
+	memset(&rec, 0, sizeof(rec));
+	rec.value = ev->kind == ST_EV_COUNTER ? ev->value : 0;
+	rec.name = ev->name;
+	rec.cat = ev->cat;
+	rec.kind = (uint8_t)ev->kind;
+	if (ev->args && ev->args_len) {
+		rec.args_off = w->args.size;
+		rec.args_len = (uint32_t)ev->args_len;
+		rec.flags = (uint8_t)st_args_flags(ev->args, ev->args_len);
+	}
+	rc = st_spill_write(&w->recs, &rec, sizeof(rec));
+	if (!rc && rec.args_len)
+		rc = st_spill_write(&w->args, ev->args, ev->args_len);
+	if (rc < 0) {
+		w->failed = tc_err_set(&w->ferr, rc, "%s: staging: %s", w->path, strerror(-rc));
 		return w->failed;
 	}
-	sqlite3_reset(s);
 	switch (ev->kind) {
 	case ST_EV_SLICE:
 		w->stats.slices++;

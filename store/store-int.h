@@ -33,10 +33,48 @@ struct st_unit_def {
 	int max_depth;
 };
 
+/*
+ * Staging (see st-finish.c): each added event leaves a 24-byte sort key in
+ * memory and a fixed 32-byte record in an unlinked spill file, its args text
+ * in a second one.  Finish sorts the keys and reads records back by seq
+ * through mmap: the args are written once to disk before the final table.
+ */
+struct st_key {
+	int64_t ts, dur;
+	uint32_t seq;
+	int32_t unit;
+};
+
+struct st_rec {			/* record seq lives at offset (seq - 1) * 32 */
+	double value;
+	uint64_t args_off;
+	uint32_t name, cat, args_len;	/* args_len 0: NULL */
+	uint8_t kind, flags;
+	uint8_t pad[2];
+};
+
+struct st_spill {		/* an append-only unlinked file, mmap'd to read */
+	int fd;
+	char *buf;		/* write buffer */
+	size_t n;
+	uint64_t size;		/* logical size: written + buffered */
+	char *map;
+	size_t mapsz;
+};
+
+int st_spill_open(struct st_spill *sp, const char *base, const char *suffix,
+		  struct tc_err *err);
+int st_spill_write(struct st_spill *sp, const void *p, size_t n);
+int st_spill_map(struct st_spill *sp);
+void st_spill_close(struct st_spill *sp);
+
 struct st_writer {
 	sqlite3 *db;
 	char *path;
-	sqlite3_stmt *ins_raw, *ins_edge, *ins_str;
+	sqlite3_stmt *ins_edge, *ins_str;
+	struct st_key *keys;	/* one per event, in seq order until finish */
+	size_t capkeys;
+	struct st_spill recs, args;
 	struct st_map strings;	/* interned strings */
 	uint32_t nstrings;
 	struct st_map devkeys, unitkeys;
