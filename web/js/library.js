@@ -150,7 +150,7 @@ export class Library {
 		const name = ready ? el('a', { href: '#trace=' + encodeURIComponent(t.id), class: 'trace-link' }, t.name || t.id)
 			: el('span', null, t.name || t.id);
 		const devs = this.devices.get(t.id);
-		const devText = devs ? devs.map((d) => d.label || d.name || d.id).join(', ') : (ready ? '…' : '');
+		const devText = devs ? devs.map((d) => d.name || d.label || d.id).join(', ') : (ready ? '…' : '');
 		let status;
 		if (t.status === 'ingesting' || t.status === 'queued') {
 			const pct = Math.round((t.progress || 0) * 100);

@@ -8,7 +8,13 @@
 import { el, clear, fmtDur, fmtPrecise, fmtTick, niceStep, fmtCount, nameColour, KINDS, KIND_COLOUR, debounce, isTyping } from './util.js';
 import { getJSON, qs, tracePath } from './api.js';
 
-const LABEL_W = 220;	/* left label column, css px */
+const LABEL_W = 220;
+
+/* "GPU 0 (python3.10)", "python3.10 (CPU)": the device's name, and its label when it adds something. */
+function devTitle(d) {
+	const name = d.name || d.label || 'device ' + d.id;
+	return d.label && d.label !== name ? `${name} (${d.label})` : name;
+}	/* left label column, css px */
 const SLICE_H = 18;	/* one nesting level */
 const ROW_PAD = 3;
 const GROUP_H = 22;
@@ -433,7 +439,7 @@ export class Timeline {
 		ctx.font = 'bold 12px system-ui, sans-serif';
 		const d = r.device;
 		const open = !this.collapsed.has(d.id);
-		const label = `${open ? '▾' : '▸'} ${d.label || d.name || 'device ' + d.id}`;
+		const label = `${open ? '▾' : '▸'} ${devTitle(d)}`;
 		ctx.fillText(label, 6, y + r.h / 2);
 		ctx.font = '11px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace';
 		ctx.fillStyle = '#57606a';
@@ -1155,10 +1161,10 @@ export class Timeline {
 
 	deviceLabel(dev, unit) {
 		if (dev && typeof dev === 'object')
-			return dev.label || dev.name || String(dev.id);
+			return devTitle(dev);
 		const id = dev ?? unit?.device_id;
 		const d = this.devices.find((x) => x.id === id);
-		return d ? (d.label || d.name || String(id)) : String(id ?? '');
+		return d ? devTitle(d) : String(id ?? '');
 	}
 
 	edgesSection() {
