@@ -20,6 +20,7 @@
 #include <string.h>
 #include "deps/deps.h"
 #include "server/srv-int.h"
+#include "server/srv-jw.h"
 
 #define UNITS_MAX 65536
 #define WIN_MIN (-(INT64_C(1) << 61))	/* end - start stays far from overflow */
@@ -83,6 +84,26 @@ db_error(struct srv_req *r, struct srv_pool_conn *c)
 	return ret;
 }
 
+/*
+ * Run the statements of one request in one read transaction: in autocommit
+ * each statement takes the shared lock, checks for a hot journal and reads
+ * the header again.  The store of a ready trace never changes, so a failed
+ * BEGIN only costs that speed.
+ */
+static void
+read_begin(struct srv_pool_conn *c)
+{
+	/* pages of a read-only store straight from the page cache, no copies */
+	sqlite3_exec(c->db, "PRAGMA mmap_size = 1099511627776; BEGIN", NULL, NULL, NULL);
+}
+
+static void
+read_end(struct srv_pool_conn *c)
+{
+	if (!sqlite3_get_autocommit(c->db))
+		sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
+}
+
 /* ---- units ---- */
 
 #define UNIT_ORDER " ORDER BY d.sort IS NULL, d.sort, d.name, d.id, u.kind, u.sort IS NULL, " \
@@ -124,16 +145,38 @@ api_units(struct srv_req *r, struct srv_pool_conn *c)
 /* ---- unit lists ---- */
 
 struct unit_list {
-	int64_t *id;
+	int64_t *id, *first, *last;	/* first/last event id, 0 when none */
 	int *kind;
-	size_t n;
+	size_t n, cap;
 };
 
 static void
 unit_list_free(struct unit_list *l)
 {
 	free(l->id);
+	free(l->first);
+	free(l->last);
 	free(l->kind);
+}
+
+/* Append the unit of row @st: id (or @id when > 0), kind, first_event, last_event. */
+static void
+unit_list_push(struct unit_list *l, sqlite3_stmt *st, int64_t id)
+{
+	int col = id > 0 ? 0 : 1;
+
+	if (l->n == l->cap) {
+		l->cap = l->cap ? l->cap * 2 : 64;
+		l->id = tc_xrealloc(l->id, l->cap * sizeof(*l->id));
+		l->first = tc_xrealloc(l->first, l->cap * sizeof(*l->first));
+		l->last = tc_xrealloc(l->last, l->cap * sizeof(*l->last));
+		l->kind = tc_xrealloc(l->kind, l->cap * sizeof(*l->kind));
+	}
+	l->id[l->n] = id > 0 ? id : sqlite3_column_int64(st, 0);
+	l->kind[l->n] = sqlite3_column_int(st, col);
+	l->first[l->n] = sqlite3_column_int64(st, col + 1);	/* NULL reads 0 */
+	l->last[l->n] = sqlite3_column_int64(st, col + 2);
+	l->n++;
 }
 
 /* ?units=1,2,3 (or every unit in display order).  0, or -1 replied. */
@@ -146,27 +189,20 @@ unit_list_get(struct srv_req *r, struct srv_pool_conn *c, struct unit_list *l)
 
 	memset(l, 0, sizeof(*l));
 	if (!arg || !*arg) {
-		size_t cap = 0;
-
-		if (sqlite3_prepare_v2(c->db, "SELECT u.id, u.kind FROM units u JOIN devices d ON "
-				       "d.id = u.device_id" UNIT_ORDER, -1, &st, NULL)) {
+		if (sqlite3_prepare_v2(c->db, "SELECT u.id, u.kind, u.first_event, u.last_event "
+				       "FROM units u JOIN devices d ON d.id = u.device_id"
+				       UNIT_ORDER, -1, &st, NULL)) {
 			srv_reply_error(r, 500, "internal", "trace store: %s",
 					sqlite3_errmsg(c->db));
 			return -1;
 		}
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			if (l->n == cap) {
-				cap = cap ? cap * 2 : 64;
-				l->id = tc_xrealloc(l->id, cap * sizeof(*l->id));
-				l->kind = tc_xrealloc(l->kind, cap * sizeof(*l->kind));
-			}
-			l->id[l->n] = sqlite3_column_int64(st, 0);
-			l->kind[l->n++] = sqlite3_column_int(st, 1);
-		}
+		while (sqlite3_step(st) == SQLITE_ROW)
+			unit_list_push(l, st, 0);
 		sqlite3_finalize(st);
 		return 0;
 	}
-	if (sqlite3_prepare_v2(c->db, "SELECT kind FROM units WHERE id = ?1", -1, &st, NULL)) {
+	if (sqlite3_prepare_v2(c->db, "SELECT kind, first_event, last_event FROM units "
+			       "WHERE id = ?1", -1, &st, NULL)) {
 		srv_reply_error(r, 500, "internal", "trace store: %s", sqlite3_errmsg(c->db));
 		return -1;
 	}
@@ -196,12 +232,8 @@ unit_list_get(struct srv_req *r, struct srv_pool_conn *c, struct unit_list *l)
 		}
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, u);
-		if (sqlite3_step(st) == SQLITE_ROW) {	/* unknown ids are skipped */
-			l->id = tc_xrealloc(l->id, (l->n + 1) * sizeof(*l->id));
-			l->kind = tc_xrealloc(l->kind, (l->n + 1) * sizeof(*l->kind));
-			l->id[l->n] = u;
-			l->kind[l->n++] = sqlite3_column_int(st, 0);
-		}
+		if (sqlite3_step(st) == SQLITE_ROW)	/* unknown ids are skipped */
+			unit_list_push(l, st, u);
 		if (!e)
 			break;
 		p = e + 1;
@@ -240,68 +272,51 @@ window_get(struct srv_req *r, struct srv_pool_conn *c, int64_t *start, int64_t *
 
 /* ---- timeline ---- */
 
-#define TL_NAMES 512	/* per-request cache of dominant names, by string id */
+/*
+ * The answer is written straight into a srv_jw buffer (a DOM of tens of
+ * thousands of objects cost more than the queries).  Names come from a
+ * per-request cache of their JSON text by string id.
+ */
 
-struct tl_stmts {
-	sqlite3_stmt *depths, *prev, *win, *count, *maxlevel, *sums, *str;
-	uint32_t name_id[TL_NAMES];
-	json_t *name[TL_NAMES];
+struct tl_name {
+	uint32_t id;		/* 0: empty slot */
+	uint32_t len;
+	const char *text;	/* JSON text ("..." or null), in the request arena */
 };
 
-/* The JSON string of string id @id (a new reference), cached per request. */
-static json_t *
-tl_name(struct tl_stmts *t, uint32_t id)
-{
-	unsigned h = (id * 2654435761u) % TL_NAMES;
-	json_t *j = NULL;
-
-	if (!id)
-		return json_null();
-	if (t->name_id[h] == id && t->name[h])
-		return json_incref(t->name[h]);
-	sqlite3_reset(t->str);
-	sqlite3_bind_int64(t->str, 1, id);
-	if (sqlite3_step(t->str) == SQLITE_ROW)
-		j = srv_json_str((const char *)sqlite3_column_text(t->str, 0));
-	sqlite3_reset(t->str);
-	if (!j)
-		return json_null();
-	json_decref(t->name[h]);
-	t->name_id[h] = id;
-	t->name[h] = json_incref(j);
-	return j;
-}
+struct tl {
+	struct srv_req *r;
+	struct srv_jw *w;
+	sqlite3_stmt *depths, *prev, *win, *ts_at, *maxlevel, *sums, *str;
+	struct tl_name *names;
+	size_t ncap, nn;
+};
 
 static void
-tl_stmts_free(struct tl_stmts *t)
+tl_free(struct tl *t)
 {
 	sqlite3_finalize(t->depths);
 	sqlite3_finalize(t->prev);
 	sqlite3_finalize(t->win);
-	sqlite3_finalize(t->count);
+	sqlite3_finalize(t->ts_at);
 	sqlite3_finalize(t->maxlevel);
 	sqlite3_finalize(t->sums);
 	sqlite3_finalize(t->str);
-	for (int i = 0; i < TL_NAMES; i++)
-		json_decref(t->name[i]);
+	free(t->names);
 }
 
 static int
-tl_stmts_prepare(sqlite3 *db, struct tl_stmts *t)
+tl_prepare(sqlite3 *db, struct tl *t)
 {
-	memset(t, 0, sizeof(*t));
-#define EV_COLS "e.id, e.ts, e.dur, e.depth, e.kind, e.value, s.s"
+#define EV_COLS "id, ts, dur, depth, kind, value, name"
 	if (sqlite3_prepare_v2(db, "SELECT depth FROM unit_depths WHERE unit_id = ?1 "
 			       "ORDER BY depth", -1, &t->depths, NULL) ||
-	    sqlite3_prepare_v2(db, "SELECT " EV_COLS " FROM events e LEFT JOIN strings s ON "
-			       "s.id = e.name WHERE e.unit = ?1 AND e.depth = ?2 AND e.ts < ?3 "
-			       "ORDER BY e.ts DESC LIMIT 1", -1, &t->prev, NULL) ||
-	    sqlite3_prepare_v2(db, "SELECT " EV_COLS " FROM events e LEFT JOIN strings s ON "
-			       "s.id = e.name WHERE e.unit = ?1 AND e.depth = ?2 AND e.ts >= ?3 "
-			       "AND e.ts < ?4 ORDER BY e.ts LIMIT ?5", -1, &t->win, NULL) ||
-	    sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM (SELECT 1 FROM events WHERE unit = ?1 "
-			       "AND depth = ?2 AND ts >= ?3 AND ts < ?4 LIMIT ?5)", -1, &t->count,
+	    sqlite3_prepare_v2(db, "SELECT " EV_COLS " FROM events WHERE unit = ?1 AND "
+			       "depth = ?2 AND ts < ?3 ORDER BY ts DESC LIMIT 1", -1, &t->prev,
 			       NULL) ||
+	    sqlite3_prepare_v2(db, "SELECT " EV_COLS " FROM events WHERE id >= ?1 AND "
+			       "id < ?2 ORDER BY id", -1, &t->win, NULL) ||
+	    sqlite3_prepare_v2(db, "SELECT ts FROM events WHERE id = ?1", -1, &t->ts_at, NULL) ||
 	    sqlite3_prepare_v2(db, "SELECT MAX(level) FROM summaries WHERE unit_id = ?1", -1,
 			       &t->maxlevel, NULL) ||
 	    sqlite3_prepare_v2(db, "SELECT bucket, count, busy, dom_ns, vmin, vmax, dom_name "
@@ -313,63 +328,176 @@ tl_stmts_prepare(sqlite3 *db, struct tl_stmts *t)
 	return 0;
 }
 
-static json_t *
-ev_row(sqlite3_stmt *st)
+static struct tl_name *
+tl_name_slot(struct tl *t, uint32_t id)
 {
-	int kind = sqlite3_column_int(st, 4);
-	json_t *e = json_object();
+	size_t i;
 
-	json_object_set_new_nocheck(e, "id", json_integer(sqlite3_column_int64(st, 0)));
-	json_object_set_new_nocheck(e, "ts", json_integer(sqlite3_column_int64(st, 1)));
-	json_object_set_new_nocheck(e, "dur", json_integer(sqlite3_column_int64(st, 2)));
-	json_object_set_new_nocheck(e, "depth", json_integer(sqlite3_column_int64(st, 3)));
-	json_object_set_new_nocheck(e, "name", srv_col_str(st, 6));
-	json_object_set_new_nocheck(e, "kind", json_string(ev_kind_name(kind)));
-	if (kind == ST_EV_COUNTER)
-		json_object_set_new_nocheck(e, "value", sqlite3_column_type(st, 5) == SQLITE_NULL ?
-				    json_null() : json_real(sqlite3_column_double(st, 5)));
-	return e;
+	for (i = (id * 2654435761u) & (t->ncap - 1); t->names[i].id && t->names[i].id != id;
+	     i = (i + 1) & (t->ncap - 1))
+		;
+	return &t->names[i];
 }
 
-/* Whether the unit has more than @px events starting in the window (an
- * index-only count bounded by px + 1 per depth; the one straddler per depth
- * is not counted). */
-static bool
-tl_dense(struct tl_stmts *t, int64_t unit, int64_t start, int64_t end, int64_t px)
+/* Append the JSON of string id @id (null for 0 or a missing string). */
+static void
+tl_name(struct tl *t, uint32_t id)
 {
-	int64_t n = 0;
+	struct tl_name *n;
+	size_t mark;
+	char *text;
 
-	sqlite3_reset(t->depths);
-	sqlite3_bind_int64(t->depths, 1, unit);
-	while (n <= px && sqlite3_step(t->depths) == SQLITE_ROW) {
-		sqlite3_reset(t->count);
-		sqlite3_bind_int64(t->count, 1, unit);
-		sqlite3_bind_int64(t->count, 2, sqlite3_column_int64(t->depths, 0));
-		sqlite3_bind_int64(t->count, 3, start);
-		sqlite3_bind_int64(t->count, 4, end);
-		sqlite3_bind_int64(t->count, 5, px + 1 - n);
-		if (sqlite3_step(t->count) == SQLITE_ROW)
-			n += sqlite3_column_int64(t->count, 0);
-		sqlite3_reset(t->count);
+	if (!id) {
+		srv_jw_lit(t->w, "null");
+		return;
 	}
-	sqlite3_reset(t->depths);
-	return n > px;
+	if (t->nn * 2 >= t->ncap) {
+		struct tl_name *old = t->names;
+		size_t ocap = t->ncap;
+
+		t->ncap = ocap ? ocap * 2 : 256;
+		t->names = tc_xcalloc(t->ncap, sizeof(*t->names));
+		for (size_t k = 0; k < ocap; k++)
+			if (old[k].id)
+				*tl_name_slot(t, old[k].id) = old[k];
+		free(old);
+	}
+	n = tl_name_slot(t, id);
+	if (n->id) {
+		srv_jw_raw(t->w, n->text, n->len);
+		return;
+	}
+	mark = t->w->len;
+	sqlite3_bind_int64(t->str, 1, id);
+	if (sqlite3_step(t->str) == SQLITE_ROW)
+		srv_jw_strn(t->w, (const char *)sqlite3_column_text(t->str, 0),
+			    (size_t)sqlite3_column_bytes(t->str, 0));
+	else
+		srv_jw_lit(t->w, "null");
+	sqlite3_reset(t->str);
+	text = tc_arena_strndup(&t->r->arena, t->w->p + mark, t->w->len - mark);
+	n->id = id;
+	n->len = (uint32_t)(t->w->len - mark);
+	n->text = text;
+	t->nn++;
 }
 
-/* The unit's events in the window, or NULL when there are more than @px. */
-static json_t *
-tl_events(struct tl_stmts *t, int64_t unit, bool counter, int64_t start, int64_t end,
-	  int64_t px)
+/* The first event id in [@lo, @hi] of one unit (ids sorted by ts) whose ts
+ * is >= @x; @hi + 1 when none.  O(log n) primary-key lookups. */
+static int64_t
+tl_lower(struct tl *t, int64_t lo, int64_t hi, int64_t x)
 {
-	json_t *evs = json_array();
-	int64_t n = 0;
+	hi++;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo) / 2, ts = x;
 
-	sqlite3_reset(t->depths);
+		sqlite3_bind_int64(t->ts_at, 1, mid);
+		if (sqlite3_step(t->ts_at) == SQLITE_ROW)
+			ts = sqlite3_column_int64(t->ts_at, 0);
+		sqlite3_reset(t->ts_at);
+		if (ts < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* One event of an events-mode answer, read before it is written. */
+struct tl_ev {
+	int64_t id, ts, dur, key;	/* key: depth, then order in the scan */
+	double value;
+	uint32_t name;
+	int depth, kind;
+	bool has_value;
+};
+
+static void
+tl_ev_read(struct tl_ev *e, sqlite3_stmt *st, int64_t seq)
+{
+	e->id = sqlite3_column_int64(st, 0);
+	e->ts = sqlite3_column_int64(st, 1);
+	e->dur = sqlite3_column_int64(st, 2);
+	e->depth = sqlite3_column_int(st, 3);
+	e->kind = sqlite3_column_int(st, 4);
+	e->has_value = sqlite3_column_type(st, 5) != SQLITE_NULL;
+	e->value = e->has_value ? sqlite3_column_double(st, 5) : 0;
+	e->name = (uint32_t)sqlite3_column_int64(st, 6);
+	e->key = seq;
+}
+
+static int
+tl_ev_cmp(const void *a, const void *b)
+{
+	const struct tl_ev *x = a, *y = b;
+
+	if (x->depth != y->depth)
+		return x->depth < y->depth ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static void
+tl_ev_write(struct srv_jw *w, struct tl *t, const struct tl_ev *e)
+{
+	srv_jw_lit(w, "{\"id\":");
+	srv_jw_i64(w, e->id);
+	srv_jw_lit(w, ",\"ts\":");
+	srv_jw_i64(w, e->ts);
+	srv_jw_lit(w, ",\"dur\":");
+	srv_jw_i64(w, e->dur);
+	srv_jw_lit(w, ",\"depth\":");
+	srv_jw_i64(w, e->depth);
+	srv_jw_lit(w, ",\"name\":");
+	tl_name(t, e->name);
+	switch (e->kind) {
+	case ST_EV_INSTANT:
+		srv_jw_lit(w, ",\"kind\":\"instant\"}");
+		break;
+	case ST_EV_COUNTER:
+		srv_jw_lit(w, ",\"kind\":\"counter\",\"value\":");
+		if (e->has_value)
+			srv_jw_real(w, e->value);
+		else
+			srv_jw_lit(w, "null");
+		srv_jw_lit(w, "}");
+		break;
+	default:
+		srv_jw_lit(w, ",\"kind\":\"slice\"}");
+	}
+}
+
+/*
+ * Append the unit's events in the window as a JSON array, or return false
+ * when there are more than @px.  Per depth (ascending): the one reaching in
+ * from before (only looked for when @before: some event of the unit starts
+ * before the window), then those starting inside, which are the ids
+ * [@lo, @hi) (a unit's events have consecutive ids in ts order): one scan
+ * of the table, no index lookups per event.
+ */
+static bool
+tl_events(struct tl *t, int64_t unit, bool counter, int64_t start, int64_t px, bool before,
+	  int64_t lo, int64_t hi)
+{
+	struct srv_jw *w = t->w;
+	struct tl_ev *ev;
+	int64_t *depth = NULL;
+	size_t n = 0, nd = 0, dcap = 0, cap = (size_t)(hi - lo) + 16, k;
+	bool ok = false;
+
+	if (hi - lo > px)
+		return false;
+	ev = tc_xmalloc(cap * sizeof(*ev));
 	sqlite3_bind_int64(t->depths, 1, unit);
 	while (sqlite3_step(t->depths) == SQLITE_ROW) {
 		int64_t d = sqlite3_column_int64(t->depths, 0);
 
-		sqlite3_reset(t->prev);
+		if (nd == dcap) {
+			dcap = dcap ? dcap * 2 : 16;
+			depth = tc_xrealloc(depth, dcap * sizeof(*depth));
+		}
+		depth[nd++] = d;
+		if (!before)
+			continue;
 		sqlite3_bind_int64(t->prev, 1, unit);
 		sqlite3_bind_int64(t->prev, 2, d);
 		sqlite3_bind_int64(t->prev, 3, start);
@@ -377,34 +505,55 @@ tl_events(struct tl_stmts *t, int64_t unit, bool counter, int64_t start, int64_t
 			int64_t ts = sqlite3_column_int64(t->prev, 1);
 			int64_t dur = sqlite3_column_int64(t->prev, 2);
 
-			/* a slice reaching into the window; for counters the sample
-			 * in force at the start */
+			/* a slice reaching into the window; for counters the
+			 * sample in force at the start */
 			if (ts + dur > start || (counter && d == 0)) {
-				json_array_append_new(evs, ev_row(t->prev));
-				n++;
+				if (n == cap) {
+					cap *= 2;
+					ev = tc_xrealloc(ev, cap * sizeof(*ev));
+				}
+				tl_ev_read(&ev[n++], t->prev, -1);
 			}
 		}
 		sqlite3_reset(t->prev);
-		sqlite3_reset(t->win);
-		sqlite3_bind_int64(t->win, 1, unit);
-		sqlite3_bind_int64(t->win, 2, d);
-		sqlite3_bind_int64(t->win, 3, start);
-		sqlite3_bind_int64(t->win, 4, end);
-		sqlite3_bind_int64(t->win, 5, px + 1 - n);
-		while (n <= px && sqlite3_step(t->win) == SQLITE_ROW) {
-			json_array_append_new(evs, ev_row(t->win));
-			n++;
-		}
-		sqlite3_reset(t->win);
-		if (n > px)
+		if ((int64_t)n + (hi - lo) > px)
 			break;
 	}
 	sqlite3_reset(t->depths);
-	if (n > px) {
-		json_decref(evs);
-		return NULL;
+	if ((int64_t)n + (hi - lo) > px)
+		goto out;
+	if (hi > lo) {
+		size_t nb = n;
+
+		if (n + (size_t)(hi - lo) > cap) {
+			cap = n + (size_t)(hi - lo);
+			ev = tc_xrealloc(ev, cap * sizeof(*ev));
+		}
+		sqlite3_bind_int64(t->win, 1, lo);
+		sqlite3_bind_int64(t->win, 2, hi);
+		while (n < nb + (size_t)(hi - lo) && sqlite3_step(t->win) == SQLITE_ROW) {
+			tl_ev_read(&ev[n], t->win, (int64_t)n);
+			/* a depth unit_depths does not list is not shown */
+			for (k = 0; k < nd && depth[k] != ev[n].depth; k++)
+				;
+			if (k < nd)
+				n++;
+		}
+		sqlite3_reset(t->win);
 	}
-	return evs;
+	qsort(ev, n, sizeof(*ev), tl_ev_cmp);
+	srv_jw_lit(w, "[");
+	for (k = 0; k < n; k++) {
+		if (k)
+			srv_jw_lit(w, ",");
+		tl_ev_write(w, t, &ev[k]);
+	}
+	srv_jw_lit(w, "]");
+	ok = true;
+out:
+	free(ev);
+	free(depth);
+	return ok;
 }
 
 static int64_t
@@ -420,40 +569,55 @@ struct tl_bucket {
 	int64_t count, busy, dom_ns;
 	double vmin, vmax;
 	bool has_v;
-	json_t *name;
+	uint32_t name;
 };
 
 static void
-tl_bucket_flush(json_t *arr, struct tl_bucket *b, int64_t origin, int64_t w, bool counter)
+tl_bucket_flush(struct tl *t, struct tl_bucket *b, int64_t origin, int64_t w, bool counter,
+		bool *first)
 {
-	json_t *o;
+	struct srv_jw *o = t->w;
 
 	if (b->g == INT64_MIN)
 		return;
-	o = json_object();
-	json_object_set_new_nocheck(o, "ts", json_integer(origin + b->g * w));
-	json_object_set_new_nocheck(o, "count", json_integer(b->count));
-	json_object_set_new_nocheck(o, "busy", json_integer(TC_MIN(b->busy, w)));
-	json_object_set_new_nocheck(o, "name", b->name ? b->name : json_null());
+	if (!*first)
+		srv_jw_lit(o, ",");
+	srv_jw_lit(o, "{\"ts\":");
+	*first = false;
+	srv_jw_i64(o, origin + b->g * w);
+	srv_jw_lit(o, ",\"count\":");
+	srv_jw_i64(o, b->count);
+	srv_jw_lit(o, ",\"busy\":");
+	srv_jw_i64(o, TC_MIN(b->busy, w));
+	srv_jw_lit(o, ",\"name\":");
+	tl_name(t, b->name);
 	if (counter) {
-		json_object_set_new_nocheck(o, "vmin", b->has_v ? json_real(b->vmin) : json_null());
-		json_object_set_new_nocheck(o, "vmax", b->has_v ? json_real(b->vmax) : json_null());
+		srv_jw_lit(o, ",\"vmin\":");
+		if (b->has_v)
+			srv_jw_real(o, b->vmin);
+		else
+			srv_jw_lit(o, "null");
+		srv_jw_lit(o, ",\"vmax\":");
+		if (b->has_v)
+			srv_jw_real(o, b->vmax);
+		else
+			srv_jw_lit(o, "null");
 	}
-	json_array_append_new(arr, o);
-	b->name = NULL;
+	srv_jw_lit(o, "}");
 	b->g = INT64_MIN;
 }
 
-static json_t *
-tl_buckets(struct tl_stmts *t, struct srv_pool_conn *c, int64_t unit, bool counter,
-	   int64_t start, int64_t end, int64_t px, int64_t *w_out)
+/* Append "bucket_ns":W,"buckets":[...] for the unit: one range scan of the
+ * summary level that fits px. */
+static void
+tl_buckets(struct tl *t, struct srv_pool_conn *c, int64_t unit, bool counter, int64_t start,
+	   int64_t end, int64_t px)
 {
 	int64_t span = end - start, target = (span + px - 1) / px, g, k, w, b0, b1;
 	int level = 0, maxlevel = 0;
 	struct tl_bucket cur = { .g = INT64_MIN };
-	json_t *arr = json_array();
+	bool first = true;
 
-	sqlite3_reset(t->maxlevel);
 	sqlite3_bind_int64(t->maxlevel, 1, unit);
 	if (sqlite3_step(t->maxlevel) == SQLITE_ROW)
 		maxlevel = sqlite3_column_int(t->maxlevel, 0);
@@ -473,28 +637,30 @@ tl_buckets(struct tl_stmts *t, struct srv_pool_conn *c, int64_t unit, bool count
 	w = g * k;
 	b0 = floordiv(start - c->origin_ns, g);
 	b1 = floordiv(end - 1 - c->origin_ns, g);
-	sqlite3_reset(t->sums);
+	srv_jw_lit(t->w, ",\"bucket_ns\":");
+	srv_jw_i64(t->w, w);
+	srv_jw_lit(t->w, ",\"buckets\":[");
 	sqlite3_bind_int64(t->sums, 1, unit);
 	sqlite3_bind_int(t->sums, 2, level);
 	sqlite3_bind_int64(t->sums, 3, b0);
 	sqlite3_bind_int64(t->sums, 4, b1);
 	while (sqlite3_step(t->sums) == SQLITE_ROW) {
 		int64_t b = sqlite3_column_int64(t->sums, 0);
-		int64_t gi = floordiv(b, k);
+		int64_t gi = k == 1 ? b : floordiv(b, k);
 		int64_t dom = sqlite3_column_int64(t->sums, 3);
+		int64_t nm = sqlite3_column_int64(t->sums, 6);
 
 		if (gi != cur.g) {
-			tl_bucket_flush(arr, &cur, c->origin_ns, w, counter);
+			tl_bucket_flush(t, &cur, c->origin_ns, w, counter, &first);
 			cur = (struct tl_bucket){ .g = gi, .dom_ns = -1 };
 		}
 		cur.count += sqlite3_column_int64(t->sums, 1);
 		cur.busy += sqlite3_column_int64(t->sums, 2);
-		if (dom > cur.dom_ns && sqlite3_column_int64(t->sums, 6) > 0) {
-			json_decref(cur.name);
-			cur.name = tl_name(t, (uint32_t)sqlite3_column_int64(t->sums, 6));
+		if (dom > cur.dom_ns && nm > 0) {
+			cur.name = (uint32_t)nm;
 			cur.dom_ns = dom;
 		}
-		if (sqlite3_column_type(t->sums, 4) != SQLITE_NULL) {
+		if (counter && sqlite3_column_type(t->sums, 4) != SQLITE_NULL) {
 			double lo = sqlite3_column_double(t->sums, 4);
 			double hi = sqlite3_column_double(t->sums, 5);
 
@@ -505,10 +671,46 @@ tl_buckets(struct tl_stmts *t, struct srv_pool_conn *c, int64_t unit, bool count
 			cur.has_v = true;
 		}
 	}
-	tl_bucket_flush(arr, &cur, c->origin_ns, w, counter);
+	tl_bucket_flush(t, &cur, c->origin_ns, w, counter, &first);
 	sqlite3_reset(t->sums);
-	*w_out = w;
-	return arr;
+	srv_jw_lit(t->w, "]");
+}
+
+/* One UNITWIN object of the answer. */
+static void
+tl_unit(struct tl *t, struct srv_pool_conn *c, const struct unit_list *ul, size_t i,
+	int64_t start, int64_t end, int64_t px)
+{
+	struct srv_jw *w = t->w;
+	int64_t unit = ul->id[i], first = ul->first[i], last = ul->last[i], lo = 0, hi = 0;
+	bool counter = ul->kind[i] == ST_UNIT_COUNTER, before = false;
+
+	if (first > 0 && last >= first) {
+		/* events of a unit have consecutive ids in ts order */
+		lo = tl_lower(t, first, last, start);
+		hi = lo > last ? lo : tl_lower(t, lo, last, end);
+		before = lo > first;
+	}
+	srv_jw_lit(w, "{\"id\":");
+	srv_jw_i64(w, unit);
+	if (hi - lo <= px || c->bucket_ns <= 0) {
+		size_t mark = w->len;
+
+		srv_jw_lit(w, ",\"mode\":\"events\",\"events\":");
+		if (tl_events(t, unit, counter, start, px, before, lo, hi))
+			goto done;
+		if (c->bucket_ns <= 0) {	/* no summaries: no events */
+			srv_jw_lit(w, "[]");
+			goto done;
+		}
+		/* px + 1 with the slices reaching in: buckets after all */
+		w->len = mark;
+		w->p[mark] = 0;
+	}
+	srv_jw_lit(w, ",\"mode\":\"buckets\"");
+	tl_buckets(t, c, unit, counter, start, end, px);
+done:
+	srv_jw_lit(w, "}");
 }
 
 static enum MHD_Result
@@ -516,11 +718,12 @@ api_timeline(struct srv_req *r, struct srv_pool_conn *c)
 {
 	int64_t start, end, px = SRV_PX_DEFAULT;
 	struct unit_list ul;
-	struct tl_stmts t;
-	json_t *units, *ans;
+	struct tl t = { .r = r };
+	struct srv_jw w = { 0 };
 	const char *pxs = srv_arg(r, "px"), *us = srv_arg(r, "units");
 	char *key, *text;
 	size_t len = 0;
+	enum MHD_Result ret;
 
 	if (pxs && *pxs) {
 		if (tc_parse_i64(pxs, &px) < 0 || px < 1) {
@@ -537,54 +740,46 @@ api_timeline(struct srv_req *r, struct srv_pool_conn *c)
 		(long long)px, us ? us : "");
 	text = srv_cache_get(&r->srv->cache, key, &len);
 	if (text) {
-		enum MHD_Result ret = srv_reply_text(r, 200, text, len);
-
+		ret = srv_reply_text(r, 200, text, len);
 		free(text);
 		srv_pool_put(r->srv, c);
 		return ret;
 	}
-	if (unit_list_get(r, c, &ul) < 0)
+	/* one read transaction: not one lock, journal check and header read per statement */
+	read_begin(c);
+	if (unit_list_get(r, c, &ul) < 0) {
+		read_end(c);
 		goto put;
-	if (tl_stmts_prepare(c->db, &t) < 0) {
-		tl_stmts_free(&t);
+	}
+	if (tl_prepare(c->db, &t) < 0) {
+		tl_free(&t);
 		unit_list_free(&ul);
+		read_end(c);
 		return db_error(r, c);
 	}
-	units = json_array();
+	t.w = &w;
+	srv_jw_grow(&w, 64 * 1024);
+	srv_jw_lit(&w, "{\"start\":");
+	srv_jw_i64(&w, start);
+	srv_jw_lit(&w, ",\"end\":");
+	srv_jw_i64(&w, end);
+	srv_jw_lit(&w, ",\"px\":");
+	srv_jw_i64(&w, px);
+	srv_jw_lit(&w, ",\"units\":[");
 	for (size_t i = 0; i < ul.n; i++) {
-		bool counter = ul.kind[i] == ST_UNIT_COUNTER;
-		bool dense = c->bucket_ns > 0 && tl_dense(&t, ul.id[i], start, end, px);
-		json_t *evs = dense ? NULL : tl_events(&t, ul.id[i], counter, start, end, px), *u;
-
-		if (evs || c->bucket_ns <= 0) {
-			if (!evs)	/* no summaries: the first px events */
-				evs = json_array();
-			u = json_pack("{s:I, s:s, s:o}", "id", (json_int_t)ul.id[i],
-				      "mode", "events", "events", evs);
-		} else {
-			int64_t w = 0;
-			json_t *b = tl_buckets(&t, c, ul.id[i], counter, start, end, px, &w);
-
-			u = json_pack("{s:I, s:s, s:I, s:o}", "id", (json_int_t)ul.id[i], "mode",
-				      "buckets", "bucket_ns", (json_int_t)w, "buckets", b);
-		}
-		json_array_append_new(units, u);
+		if (i)
+			srv_jw_lit(&w, ",");
+		tl_unit(&t, c, &ul, i, start, end, px);
 	}
-	tl_stmts_free(&t);
+	srv_jw_lit(&w, "]}");
+	tl_free(&t);
+	read_end(c);
 	unit_list_free(&ul);
 	srv_pool_put(r->srv, c);
-	ans = json_pack("{s:I, s:I, s:I, s:o}", "start", (json_int_t)start, "end",
-			(json_int_t)end, "px", (json_int_t)px, "units", units);
-	text = srv_json_text(ans, &len);
-	if (!text)
-		return srv_reply_error(r, 500, "internal", "cannot encode the answer");
-	srv_cache_put(&r->srv->cache, key, text, len);
-	{
-		enum MHD_Result ret = srv_reply_text(r, 200, text, len);
-
-		free(text);
-		return ret;
-	}
+	srv_cache_put(&r->srv->cache, key, w.p, w.len);
+	ret = srv_reply_text(r, 200, w.p, w.len);
+	srv_jw_free(&w);
+	return ret;
 put:
 	srv_pool_put(r->srv, c);
 	return MHD_YES;
