@@ -112,83 +112,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 }
 
 #ifdef FUZZ_REPLAY_MAIN
-static int
-replay_file(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t n = 0, cap = 0, got;
-
-	if (!f)
-		return -1;
-	for (;;) {
-		if (n == cap) {
-			cap = cap ? cap * 2 : 4096;
-			buf = realloc(buf, cap);
-			if (!buf)
-				abort();
-		}
-		got = fread(buf + n, 1, cap - n, f);
-		if (!got)
-			break;
-		n += got;
-	}
-	fclose(f);
-	LLVMFuzzerTestOneInput((const uint8_t *)buf, n);
-	free(buf);
-	return 0;
-}
-
-static int
-name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
+#include "fuzz/fuzz-replay.h"
 
 int
 main(int argc, char **argv)
 {
-	const char *src = getenv("NX_SRCDIR");
-	char dir[1024], path[2048];
-	char **names = NULL;
-	size_t n = 0, i;
-	struct dirent *de;
-	int failed = 0;
-	DIR *d;
-
-	snprintf(dir, sizeof(dir), "%s/fuzz/corpus/json", argc > 1 ? argv[1] : src ? src : ".");
-	d = opendir(dir);
-	if (!d) {
-		printf("1..0 # SKIP no corpus at %s\n", dir);
-		return 77;
-	}
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		names = realloc(names, (n + 1) * sizeof(*names));
-		names[n++] = strdup(de->d_name);
-	}
-	closedir(d);
-	qsort(names, n, sizeof(*names), name_cmp);
-	for (i = 0; i < n; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		/* A crash or sanitizer report aborts the program: the test fails. */
-		if (replay_file(path)) {
-			printf("not ok %zu - %s: cannot read\n", i + 1, names[i]);
-			failed++;
-		} else {
-			printf("ok %zu - %s replays\n", i + 1, names[i]);
-		}
-		fflush(stdout);
-		free(names[i]);
-	}
-	free(names);
-	if (n < 10) {
-		printf("not ok %zu - corpus has %zu files, want at least 10\n", n + 1, n);
-		failed++;
-		n++;
-	}
-	printf("1..%zu\n", n);
-	return failed ? 1 : 0;
+	return fuzz_replay_main("json", argc, argv);
 }
 #endif

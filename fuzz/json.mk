@@ -3,7 +3,7 @@
 # and the replay of its committed corpus (always, by make check).
 check_PROGRAMS += fuzz/fuzz-json-replay
 TESTS += fuzz/fuzz-json-replay
-fuzz_fuzz_json_replay_SOURCES = fuzz/fuzz-json.c
+fuzz_fuzz_json_replay_SOURCES = fuzz/fuzz-json.c fuzz/fuzz-replay.c fuzz/fuzz-replay.h
 fuzz_fuzz_json_replay_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_REPLAY_MAIN
 fuzz_fuzz_json_replay_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 fuzz_fuzz_json_replay_LDADD = $(NX_LDADD)

@@ -36,7 +36,7 @@ EXTRA_DIST += tests/perfetto
 # (fuzz/corpus/perfetto) is replayed by make check in every build.
 check_PROGRAMS += fuzz/fuzz-perfetto-replay
 TESTS += fuzz/fuzz-perfetto-replay
-fuzz_fuzz_perfetto_replay_SOURCES = fuzz/fuzz-perfetto.c
+fuzz_fuzz_perfetto_replay_SOURCES = fuzz/fuzz-perfetto.c fuzz/fuzz-replay.c fuzz/fuzz-replay.h
 fuzz_fuzz_perfetto_replay_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_REPLAY_MAIN
 fuzz_fuzz_perfetto_replay_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 fuzz_fuzz_perfetto_replay_LDADD = $(NX_LDADD)
