@@ -30,6 +30,7 @@
 #define ST_LEVEL0_MIN_BITS 10
 #define ST_LEVEL0_MAX_BITS 18
 #define ST_EVENTS_PER_BUCKET 32
+#define ST_SPILL_RSS (32u << 20)	/* spill bytes mapped between two st_spill_drop() */
 #define ST_DOM 4		/* dominant-name candidates kept per bucket */
 
 void st_writer_release_(struct st_writer *w);
@@ -383,7 +384,7 @@ st_fin_events(struct st_fin *f)
 {
 	struct st_writer *w = f->w;
 	sqlite3_stmt *s = f->ins_ev;
-	size_t n = (size_t)w->seq, i;
+	size_t n = (size_t)w->seq, i, touched = 0;
 	int64_t id = 0;
 	int rc = 0;
 
@@ -405,6 +406,14 @@ st_fin_events(struct st_fin *f)
 		int depth = 0, kind;
 
 		memcpy(&rec, w->recs.map + (size_t)(k->seq - 1) * sizeof(rec), sizeof(rec));
+		touched += 4096 + rec.args_len;	/* a page per record, at worst */
+		if (touched > ST_SPILL_RSS) {
+			/* keep the resident set bounded: the pages stay in the
+			 * page cache, only this process's mapping lets them go */
+			st_spill_drop(&w->recs);
+			st_spill_drop(&w->args);
+			touched = 0;
+		}
 		kind = rec.kind;
 		if (unit != f->unit) {
 			rc = st_fin_unit_end(f);

@@ -142,6 +142,7 @@ st_copy_file(const char *src, const char *dst, struct tc_err *err)
 {
 	char *buf = tc_xmalloc(1 << 20);
 	int in = -1, out = -1, rc = 0;
+	bool copied = false;
 	ssize_t n;
 
 	in = open(src, O_RDONLY | O_CLOEXEC);
@@ -154,7 +155,22 @@ st_copy_file(const char *src, const char *dst, struct tc_err *err)
 		rc = tc_err_set(err, -errno, "%s: %s", dst, strerror(errno));
 		goto out;
 	}
-	while ((n = read(in, buf, 1 << 20)) > 0) {
+	/* in-kernel copy first (no user-space round trip, reflinks where the
+	 * file system can); plain read/write where it is not supported */
+	for (;;) {
+		n = copy_file_range(in, NULL, out, NULL, (size_t)1 << 30, 0);
+		if (n <= 0)
+			break;
+		copied = true;
+	}
+	if (n < 0 && !copied && (errno == EXDEV || errno == ENOSYS || errno == EINVAL ||
+				 errno == EOPNOTSUPP || errno == EBADF || errno == EPERM))
+		n = 0;		/* fall back below, from the start */
+	else if (n < 0) {
+		rc = tc_err_set(err, -errno, "%s: %s", dst, strerror(errno));
+		goto out;
+	}
+	while (!copied && (n = read(in, buf, 1 << 20)) > 0) {
 		char *p = buf;
 
 		while (n > 0) {

@@ -98,6 +98,13 @@ st_spill_map(struct st_spill *sp)
 }
 
 void
+st_spill_drop(struct st_spill *sp)
+{
+	if (sp->map)
+		madvise(sp->map, sp->mapsz, MADV_DONTNEED);
+}
+
+void
 st_spill_close(struct st_spill *sp)
 {
 	if (sp->map)

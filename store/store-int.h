@@ -66,6 +66,8 @@ int st_spill_open(struct st_spill *sp, const char *base, const char *suffix,
 		  struct tc_err *err);
 int st_spill_write(struct st_spill *sp, const void *p, size_t n);
 int st_spill_map(struct st_spill *sp);
+/* st_spill_drop - unmap the resident pages of a mapped spill (they stay cached). */
+void st_spill_drop(struct st_spill *sp);
 void st_spill_close(struct st_spill *sp);
 
 struct st_writer {
