@@ -6,14 +6,17 @@
  * per-name summary of a selection.  All SQL is prepared with bound
  * parameters; connections come from the read-only pool.
  *
- * Timeline window per unit: at one nesting depth slices do not overlap, so
- * the events of a window at depth d are the last one starting before the
- * window (when it reaches into it) plus those starting inside it; both are
- * index seeks on events(unit, depth, ts).  Collecting stops at px + 1
- * events: a denser unit is answered from the summaries level whose bucket
- * width is the largest power-of-two multiple of bucket_ns not above
- * (end - start) / px, merged further when that level is missing, so each
- * unit gets at most about px buckets.
+ * Timeline window per unit: a unit's events have consecutive ids in ts
+ * order (store contract), so two binary searches on the primary key give the
+ * ids [lo, hi) starting inside the window in O(log n).  More than px of them:
+ * the answer is summary buckets, from the level whose bucket width is the
+ * smallest power-of-two multiple of bucket_ns not below (end - start) / px
+ * (merged further above the highest stored level), so at most about px
+ * buckets, one range scan per unit.  Otherwise the events: per depth the one
+ * reaching in from before (at one depth slices do not overlap: an index seek
+ * on events(unit, depth, ts)), then [lo, hi) in one scan of the table.
+ * Large answers (timeline, search, summary) are written straight to JSON
+ * text (srv-jw.c), each request in one read transaction.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -383,18 +386,19 @@ tl_name(struct tl *t, uint32_t id)
 }
 
 /* The first event id in [@lo, @hi] of one unit (ids sorted by ts) whose ts
- * is >= @x; @hi + 1 when none.  O(log n) primary-key lookups. */
+ * is >= @x; @hi + 1 when none.  O(log n) primary-key lookups with @ts_at,
+ * "SELECT ts FROM events WHERE id = ?1". */
 static int64_t
-tl_lower(struct tl *t, int64_t lo, int64_t hi, int64_t x)
+ev_lower(sqlite3_stmt *ts_at, int64_t lo, int64_t hi, int64_t x)
 {
 	hi++;
 	while (lo < hi) {
 		int64_t mid = lo + (hi - lo) / 2, ts = x;
 
-		sqlite3_bind_int64(t->ts_at, 1, mid);
-		if (sqlite3_step(t->ts_at) == SQLITE_ROW)
-			ts = sqlite3_column_int64(t->ts_at, 0);
-		sqlite3_reset(t->ts_at);
+		sqlite3_bind_int64(ts_at, 1, mid);
+		if (sqlite3_step(ts_at) == SQLITE_ROW)
+			ts = sqlite3_column_int64(ts_at, 0);
+		sqlite3_reset(ts_at);
 		if (ts < x)
 			lo = mid + 1;
 		else
@@ -687,8 +691,8 @@ tl_unit(struct tl *t, struct srv_pool_conn *c, const struct unit_list *ul, size_
 
 	if (first > 0 && last >= first) {
 		/* events of a unit have consecutive ids in ts order */
-		lo = tl_lower(t, first, last, start);
-		hi = lo > last ? lo : tl_lower(t, lo, last, end);
+		lo = ev_lower(t->ts_at, first, last, start);
+		hi = lo > last ? lo : ev_lower(t->ts_at, lo, last, end);
 		before = lo > first;
 	}
 	srv_jw_lit(w, "{\"id\":");
@@ -994,7 +998,8 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 	const char *q = srv_arg(r, "q");
 	int64_t limit = 100, offset = 0, total = 0;
 	sqlite3_stmt *st = NULL;
-	json_t *arr;
+	struct srv_jw w = { 0 };
+	int64_t n = 0;
 
 	if (!q || !*q || strlen(q) > 256) {
 		srv_reply_error(r, 400, "bad_param", "q must be 1 to 256 bytes");
@@ -1003,37 +1008,55 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 	if (srv_arg_i64(r, "limit", &limit, 0, SRV_LIST_MAX) < 0 ||
 	    srv_arg_i64(r, "offset", &offset, 0, INT64_C(1) << 40) < 0)
 		goto put;
+	read_begin(c);
 #define MATCH "e.name IN (SELECT id FROM strings WHERE instr(lower(s), lower(?1)) > 0)"
 	if (sqlite3_prepare_v2(c->db, "SELECT COUNT(*) FROM events e WHERE " MATCH, -1, &st,
 			       NULL))
-		return db_error(r, c);
+		goto dberr;
 	sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
 	if (sqlite3_step(st) == SQLITE_ROW)
 		total = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	if (sqlite3_prepare_v2(c->db, "SELECT e.id, e.ts, e.dur, e.unit, s.s FROM events e "
-			       "JOIN strings s ON s.id = e.name WHERE " MATCH
-			       " ORDER BY e.ts, e.id LIMIT ?2 OFFSET ?3", -1, &st, NULL))
-		return db_error(r, c);
-#undef MATCH
-	sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(st, 2, limit);
-	sqlite3_bind_int64(st, 3, offset);
-	arr = json_array();
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		json_t *m = json_object();
-
-		json_object_set_new(m, "id", json_integer(sqlite3_column_int64(st, 0)));
-		json_object_set_new(m, "ts", json_integer(sqlite3_column_int64(st, 1)));
-		json_object_set_new(m, "dur", json_integer(sqlite3_column_int64(st, 2)));
-		json_object_set_new(m, "unit", json_integer(sqlite3_column_int64(st, 3)));
-		json_object_set_new(m, "name", srv_col_str(st, 4));
-		json_array_append_new(arr, m);
+	st = NULL;
+	srv_jw_lit(&w, "{\"total\":");
+	srv_jw_i64(&w, total);
+	srv_jw_lit(&w, ",\"matches\":[");
+	if (offset < total && limit > 0) {
+		if (sqlite3_prepare_v2(c->db, "SELECT e.id, e.ts, e.dur, e.unit, s.s FROM events e "
+				       "JOIN strings s ON s.id = e.name WHERE " MATCH
+				       " ORDER BY e.ts, e.id LIMIT ?2 OFFSET ?3", -1, &st, NULL))
+			goto dberr;
+		sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, limit);
+		sqlite3_bind_int64(st, 3, offset);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			if (n++)
+				srv_jw_lit(&w, ",");
+			srv_jw_lit(&w, "{\"id\":");
+			srv_jw_i64(&w, sqlite3_column_int64(st, 0));
+			srv_jw_lit(&w, ",\"ts\":");
+			srv_jw_i64(&w, sqlite3_column_int64(st, 1));
+			srv_jw_lit(&w, ",\"dur\":");
+			srv_jw_i64(&w, sqlite3_column_int64(st, 2));
+			srv_jw_lit(&w, ",\"unit\":");
+			srv_jw_i64(&w, sqlite3_column_int64(st, 3));
+			srv_jw_lit(&w, ",\"name\":");
+			srv_jw_str(&w, (const char *)sqlite3_column_text(st, 4));
+			srv_jw_lit(&w, "}");
+		}
+		sqlite3_finalize(st);
 	}
-	sqlite3_finalize(st);
+#undef MATCH
+	read_end(c);
 	srv_pool_put(r->srv, c);
-	return srv_reply_json(r, 200, json_pack("{s:I, s:o}", "total", (json_int_t)total,
-						"matches", arr));
+	srv_jw_lit(&w, "]}");
+	srv_reply_text(r, 200, w.p, w.len);
+	srv_jw_free(&w);
+	return MHD_YES;
+dberr:
+	srv_jw_free(&w);
+	srv_reply_error(r, 500, "internal", "trace store: %s", sqlite3_errmsg(c->db));
+	read_end(c);
 put:
 	srv_pool_put(r->srv, c);
 	return MHD_YES;
@@ -1096,51 +1119,100 @@ sum_cmp(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
+static void
+sum_add(struct sum_map *m, uint32_t name, int64_t count, int64_t total, int64_t max)
+{
+	struct sum_row *s = sum_slot(m, name);
+
+	s->count += count;
+	s->total += total;
+	if (max > s->max)
+		s->max = max;
+}
+
+/*
+ * Per name count, total and max duration of the events overlapping
+ * [start, end) (a zero-length one at start counts): those starting inside
+ * are the ids [lo, hi) of the unit, read in one scan of the table; those
+ * reaching in from before come per depth from the index, no further back
+ * than the depth's longest event.
+ */
 static enum MHD_Result
 api_summary(struct srv_req *r, struct srv_pool_conn *c)
 {
 	int64_t start, end, limit = 500;
 	struct unit_list ul = { 0 };
 	struct sum_map m = { 0 };
-	sqlite3_stmt *dq = NULL, *eq = NULL, *nq = NULL;
-	json_t *rows;
+	sqlite3_stmt *dq = NULL, *eq = NULL, *nq = NULL, *ts_at = NULL, *scan = NULL;
+	struct srv_jw w = { 0 };
 	size_t k = 0;
 
 	if (window_get(r, c, &start, &end) < 0 ||
-	    srv_arg_i64(r, "limit", &limit, 1, 100000) < 0 || unit_list_get(r, c, &ul) < 0)
+	    srv_arg_i64(r, "limit", &limit, 1, 100000) < 0)
 		goto put;
+	read_begin(c);
+	if (unit_list_get(r, c, &ul) < 0)
+		goto out;
 	if (sqlite3_prepare_v2(c->db, "SELECT depth, max_dur FROM unit_depths WHERE unit_id = ?1",
 			       -1, &dq, NULL) ||
 	    sqlite3_prepare_v2(c->db, "SELECT name, COUNT(*), SUM(dur), MAX(dur) FROM events "
 			       "WHERE unit = ?1 AND depth = ?2 AND ts >= ?3 AND ts < ?4 AND "
-			       "(ts + dur > ?5 OR ts >= ?5) GROUP BY name", -1, &eq, NULL) ||
+			       "ts + dur > ?4 GROUP BY name", -1, &eq, NULL) ||
+	    sqlite3_prepare_v2(c->db, "SELECT name, dur, depth FROM events WHERE id >= ?1 AND "
+			       "id < ?2", -1, &scan, NULL) ||
+	    sqlite3_prepare_v2(c->db, "SELECT ts FROM events WHERE id = ?1", -1, &ts_at, NULL) ||
 	    sqlite3_prepare_v2(c->db, "SELECT s FROM strings WHERE id = ?1", -1, &nq, NULL)) {
 		srv_reply_error(r, 500, "internal", "trace store: %s", sqlite3_errmsg(c->db));
 		goto out;
 	}
 	for (size_t i = 0; i < ul.n; i++) {
+		int64_t first = ul.first[i], last = ul.last[i], lo, hi;
+		int64_t *depth = NULL;
+		size_t nd = 0, dcap = 0;
+
+		if (first <= 0 || last < first)
+			continue;
+		lo = ev_lower(ts_at, first, last, start);
+		hi = lo > last ? lo : ev_lower(ts_at, lo, last, end);
 		sqlite3_reset(dq);
 		sqlite3_bind_int64(dq, 1, ul.id[i]);
 		while (sqlite3_step(dq) == SQLITE_ROW) {
+			int64_t d = sqlite3_column_int64(dq, 0);
 			int64_t maxdur = sqlite3_column_int64(dq, 1);
 
+			if (nd == dcap) {
+				dcap = dcap ? dcap * 2 : 16;
+				depth = tc_xrealloc(depth, dcap * sizeof(*depth));
+			}
+			depth[nd++] = d;
+			if (lo == first || maxdur <= 0)
+				continue;	/* nothing can reach in from before */
 			sqlite3_reset(eq);
 			sqlite3_bind_int64(eq, 1, ul.id[i]);
-			sqlite3_bind_int64(eq, 2, sqlite3_column_int64(dq, 0));
-			sqlite3_bind_int64(eq, 3, start - TC_MAX(maxdur, 0));
-			sqlite3_bind_int64(eq, 4, end);
-			sqlite3_bind_int64(eq, 5, start);
-			while (sqlite3_step(eq) == SQLITE_ROW) {
-				uint32_t nm = (uint32_t)sqlite3_column_int64(eq, 0);
-				struct sum_row *s = sum_slot(&m, nm);
-				int64_t mx = sqlite3_column_int64(eq, 3);
-
-				s->count += sqlite3_column_int64(eq, 1);
-				s->total += sqlite3_column_int64(eq, 2);
-				if (mx > s->max)
-					s->max = mx;
-			}
+			sqlite3_bind_int64(eq, 2, d);
+			sqlite3_bind_int64(eq, 3, start - maxdur);
+			sqlite3_bind_int64(eq, 4, start);
+			while (sqlite3_step(eq) == SQLITE_ROW)
+				sum_add(&m, (uint32_t)sqlite3_column_int64(eq, 0),
+					sqlite3_column_int64(eq, 1), sqlite3_column_int64(eq, 2),
+					sqlite3_column_int64(eq, 3));
 		}
+		sqlite3_reset(eq);
+		sqlite3_reset(scan);
+		sqlite3_bind_int64(scan, 1, lo);
+		sqlite3_bind_int64(scan, 2, hi);
+		while (hi > lo && sqlite3_step(scan) == SQLITE_ROW) {
+			int d = sqlite3_column_int(scan, 2);
+			size_t j;
+			int64_t dur = sqlite3_column_int64(scan, 1);
+
+			/* a depth unit_depths does not list is not counted */
+			for (j = 0; j < nd && depth[j] != d; j++)
+				;
+			if (j < nd)
+				sum_add(&m, (uint32_t)sqlite3_column_int64(scan, 0), 1, dur, dur);
+		}
+		free(depth);
 	}
 	/* compact and sort */
 	for (size_t i = 0; i < m.cap; i++)
@@ -1151,32 +1223,45 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 		m.rows[k++] = m.zero;
 	}
 	qsort(m.rows, k, sizeof(*m.rows), sum_cmp);
-	rows = json_array();
+	srv_jw_lit(&w, "{\"rows\":[");
 	for (size_t i = 0; i < k && (int64_t)i < limit; i++) {
 		struct sum_row *s = &m.rows[i];
 		const char *name = NULL;
-		json_t *o;
 
 		sqlite3_reset(nq);
 		sqlite3_bind_int64(nq, 1, s->name);
 		if (s->name && sqlite3_step(nq) == SQLITE_ROW)
 			name = (const char *)sqlite3_column_text(nq, 0);
-		o = json_object();
-		json_object_set_new(o, "name", srv_json_str(name ? name : ""));
-		json_object_set_new(o, "count", json_integer(s->count));
-		json_object_set_new(o, "total_ns", json_integer(s->total));
-		json_object_set_new(o, "mean_ns", json_real(s->count ? (double)s->total /
-							    (double)s->count : 0));
-		json_object_set_new(o, "max_ns", json_integer(s->max));
-		json_array_append_new(rows, o);
+		if (i)
+			srv_jw_lit(&w, ",");
+		srv_jw_lit(&w, "{\"name\":");
+		srv_jw_str(&w, name ? name : "");
+		srv_jw_lit(&w, ",\"count\":");
+		srv_jw_i64(&w, s->count);
+		srv_jw_lit(&w, ",\"total_ns\":");
+		srv_jw_i64(&w, s->total);
+		srv_jw_lit(&w, ",\"mean_ns\":");
+		srv_jw_real(&w, s->count ? (double)s->total / (double)s->count : 0);
+		srv_jw_lit(&w, ",\"max_ns\":");
+		srv_jw_i64(&w, s->max);
+		srv_jw_lit(&w, "}");
 	}
-	srv_reply_json(r, 200, json_pack("{s:o, s:I, s:I, s:I}", "rows", rows, "names",
-					 (json_int_t)k, "start", (json_int_t)start, "end",
-					 (json_int_t)end));
+	srv_jw_lit(&w, "],\"names\":");
+	srv_jw_i64(&w, (int64_t)k);
+	srv_jw_lit(&w, ",\"start\":");
+	srv_jw_i64(&w, start);
+	srv_jw_lit(&w, ",\"end\":");
+	srv_jw_i64(&w, end);
+	srv_jw_lit(&w, "}");
+	srv_reply_text(r, 200, w.p, w.len);
 out:
 	sqlite3_finalize(dq);
 	sqlite3_finalize(eq);
 	sqlite3_finalize(nq);
+	sqlite3_finalize(ts_at);
+	sqlite3_finalize(scan);
+	read_end(c);
+	srv_jw_free(&w);
 	free(m.rows);
 	unit_list_free(&ul);
 put:
