@@ -24,6 +24,7 @@
 #include "deps/deps.h"
 #include "server/srv-int.h"
 #include "server/srv-jw.h"
+#include "server/srv-sums.h"
 
 #define UNITS_MAX 65536
 #define WIN_MIN (-(INT64_C(1) << 61))	/* end - start stays far from overflow */
@@ -290,7 +291,7 @@ struct tl_name {
 struct tl {
 	struct srv_req *r;
 	struct srv_jw *w;
-	sqlite3_stmt *depths, *prev, *win, *ts_at, *maxlevel, *sums, *str;
+	sqlite3_stmt *depths, *prev, *win, *ts_at, *maxlevel, *sums, *suml, *str;
 	struct tl_name *names;
 	size_t ncap, nn;
 };
@@ -304,6 +305,7 @@ tl_free(struct tl *t)
 	sqlite3_finalize(t->ts_at);
 	sqlite3_finalize(t->maxlevel);
 	sqlite3_finalize(t->sums);
+	sqlite3_finalize(t->suml);
 	sqlite3_finalize(t->str);
 	free(t->names);
 }
@@ -325,6 +327,9 @@ tl_prepare(sqlite3 *db, struct tl *t)
 	    sqlite3_prepare_v2(db, "SELECT bucket, count, busy, dom_ns, vmin, vmax, dom_name "
 			       "FROM summaries WHERE unit_id = ?1 AND level = ?2 AND bucket "
 			       "BETWEEN ?3 AND ?4 ORDER BY bucket", -1, &t->sums, NULL) ||
+	    sqlite3_prepare_v2(db, "SELECT bucket, count, busy, dom_ns, vmin, vmax, dom_name "
+			       "FROM summaries WHERE unit_id = ?1 AND level = ?2 ORDER BY bucket",
+			       -1, &t->suml, NULL) ||
 	    sqlite3_prepare_v2(db, "SELECT s FROM strings WHERE id = ?1", -1, &t->str, NULL))
 		return -1;
 #undef EV_COLS
@@ -389,8 +394,25 @@ tl_name(struct tl *t, uint32_t id)
  * is >= @x; @hi + 1 when none.  O(log n) primary-key lookups with @ts_at,
  * "SELECT ts FROM events WHERE id = ?1". */
 static int64_t
+ev_ts(sqlite3_stmt *ts_at, int64_t id, int64_t dflt)
+{
+	int64_t ts = dflt;
+
+	sqlite3_bind_int64(ts_at, 1, id);
+	if (sqlite3_step(ts_at) == SQLITE_ROW)
+		ts = sqlite3_column_int64(ts_at, 0);
+	sqlite3_reset(ts_at);
+	return ts;
+}
+
+static int64_t
 ev_lower(sqlite3_stmt *ts_at, int64_t lo, int64_t hi, int64_t x)
 {
+	/* windows reaching past either end (the full span) in one lookup */
+	if (lo > hi || ev_ts(ts_at, lo, x) >= x)
+		return lo;
+	if (ev_ts(ts_at, hi, x) < x)
+		return hi + 1;
 	hi++;
 	while (lo < hi) {
 		int64_t mid = lo + (hi - lo) / 2, ts = x;
@@ -611,6 +633,32 @@ tl_bucket_flush(struct tl *t, struct tl_bucket *b, int64_t origin, int64_t w, bo
 	b->g = INT64_MIN;
 }
 
+/* Fold summaries row @row into group bucket @cur (k level buckets a group). */
+static void
+tl_bucket_add(struct tl *t, struct tl_bucket *cur, const struct srv_sum *row, int64_t k,
+	      int64_t origin, int64_t w, bool counter, bool *first)
+{
+	int64_t gi = k == 1 ? row->bucket : floordiv(row->bucket, k);
+
+	if (gi != cur->g) {
+		tl_bucket_flush(t, cur, origin, w, counter, first);
+		*cur = (struct tl_bucket){ .g = gi, .dom_ns = -1 };
+	}
+	cur->count += row->count;
+	cur->busy += row->busy;
+	if (row->dom_ns > cur->dom_ns && row->dom_name > 0) {
+		cur->name = row->dom_name;
+		cur->dom_ns = row->dom_ns;
+	}
+	if (counter && row->has_v) {
+		if (!cur->has_v || row->vmin < cur->vmin)
+			cur->vmin = row->vmin;
+		if (!cur->has_v || row->vmax > cur->vmax)
+			cur->vmax = row->vmax;
+		cur->has_v = true;
+	}
+}
+
 /* Append "bucket_ns":W,"buckets":[...] for the unit: one range scan of the
  * summary level that fits px. */
 static void
@@ -620,6 +668,7 @@ tl_buckets(struct tl *t, struct srv_pool_conn *c, int64_t unit, bool counter, in
 	int64_t span = end - start, target = (span + px - 1) / px, g, k, w, b0, b1;
 	int level = 0, maxlevel = 0;
 	struct tl_bucket cur = { .g = INT64_MIN };
+	const struct srv_sums *lvl = NULL;
 	bool first = true;
 
 	sqlite3_bind_int64(t->maxlevel, 1, unit);
@@ -644,35 +693,33 @@ tl_buckets(struct tl *t, struct srv_pool_conn *c, int64_t unit, bool counter, in
 	srv_jw_lit(t->w, ",\"bucket_ns\":");
 	srv_jw_i64(t->w, w);
 	srv_jw_lit(t->w, ",\"buckets\":[");
-	sqlite3_bind_int64(t->sums, 1, unit);
-	sqlite3_bind_int(t->sums, 2, level);
-	sqlite3_bind_int64(t->sums, 3, b0);
-	sqlite3_bind_int64(t->sums, 4, b1);
-	while (sqlite3_step(t->sums) == SQLITE_ROW) {
-		int64_t b = sqlite3_column_int64(t->sums, 0);
-		int64_t gi = k == 1 ? b : floordiv(b, k);
-		int64_t dom = sqlite3_column_int64(t->sums, 3);
-		int64_t nm = sqlite3_column_int64(t->sums, 6);
+	/* a level of at most SRV_SUMS_MAX_ROWS buckets over the trace is cached */
+	if ((c->end_ns - c->start_ns) / g + 2 <= SRV_SUMS_MAX_ROWS)
+		lvl = srv_sums_get(c->key, unit, level, t->suml);
+	if (lvl) {
+		size_t i = 0, hi = lvl->n;
 
-		if (gi != cur.g) {
-			tl_bucket_flush(t, &cur, c->origin_ns, w, counter, &first);
-			cur = (struct tl_bucket){ .g = gi, .dom_ns = -1 };
-		}
-		cur.count += sqlite3_column_int64(t->sums, 1);
-		cur.busy += sqlite3_column_int64(t->sums, 2);
-		if (dom > cur.dom_ns && nm > 0) {
-			cur.name = (uint32_t)nm;
-			cur.dom_ns = dom;
-		}
-		if (counter && sqlite3_column_type(t->sums, 4) != SQLITE_NULL) {
-			double lo = sqlite3_column_double(t->sums, 4);
-			double hi = sqlite3_column_double(t->sums, 5);
+		while (i < hi) {	/* the first bucket >= b0 */
+			size_t mid = i + (hi - i) / 2;
 
-			if (!cur.has_v || lo < cur.vmin)
-				cur.vmin = lo;
-			if (!cur.has_v || hi > cur.vmax)
-				cur.vmax = hi;
-			cur.has_v = true;
+			if (lvl->row[mid].bucket < b0)
+				i = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; i < lvl->n && lvl->row[i].bucket <= b1; i++)
+			tl_bucket_add(t, &cur, &lvl->row[i], k, c->origin_ns, w, counter, &first);
+		srv_sums_put(lvl);
+	} else {
+		struct srv_sum row;
+
+		sqlite3_bind_int64(t->sums, 1, unit);
+		sqlite3_bind_int(t->sums, 2, level);
+		sqlite3_bind_int64(t->sums, 3, b0);
+		sqlite3_bind_int64(t->sums, 4, b1);
+		while (sqlite3_step(t->sums) == SQLITE_ROW) {
+			srv_sums_read(&row, t->sums);
+			tl_bucket_add(t, &cur, &row, k, c->origin_ns, w, counter, &first);
 		}
 	}
 	tl_bucket_flush(t, &cur, c->origin_ns, w, counter, &first);
@@ -823,6 +870,7 @@ api_event(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 		srv_pool_put(r->srv, c);
 		return MHD_YES;
 	}
+	read_begin(c);
 	if (sqlite3_prepare_v2(c->db,
 			       "SELECT e.id, e.unit, u.name, u.device_id, e.ts, e.dur, e.depth, "
 			       "e.kind, sn.s, sc.s, e.value, e.args, dv.name FROM events e "
@@ -830,11 +878,14 @@ api_event(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 			       "JOIN devices dv ON dv.id = u.device_id "
 			       "LEFT JOIN strings sn ON sn.id = e.name "
 			       "LEFT JOIN strings sc ON sc.id = e.cat WHERE e.id = ?1",
-			       -1, &st, NULL))
+			       -1, &st, NULL)) {
+		read_end(c);
 		return db_error(r, c);
+	}
 	sqlite3_bind_int64(st, 1, eid);
 	if (sqlite3_step(st) != SQLITE_ROW) {
 		sqlite3_finalize(st);
+		read_end(c);
 		srv_pool_put(r->srv, c);
 		return srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
 	}
@@ -870,6 +921,7 @@ api_event(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 		json_object_set_new(e, "edges_error", srv_json_str(err.msg));
 	}
 	json_object_set_new(e, "edges", edges);
+	read_end(c);
 	srv_pool_put(r->srv, c);
 	return srv_reply_json(r, 200, e);
 }
