@@ -41,8 +41,6 @@ st_writer_open(struct st_writer **wp, const char *path, struct tc_err *err)
 	rc = st_exec(w->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
 		     " PRAGMA cache_size=-65536; PRAGMA temp_store=FILE;"
 		     " PRAGMA page_size=8192; PRAGMA threads=2;", err);
-	if (!rc && getenv("NX_STORE_PRAGMA"))
-		rc = st_exec(w->db, getenv("NX_STORE_PRAGMA"), err);
 	if (!rc)
 		rc = st_spill_open(&w->recs, path, "-stage-rec", err);
 	if (!rc)
