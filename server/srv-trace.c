@@ -1044,6 +1044,146 @@ put:
 
 /* ---- search ---- */
 
+static void
+search_match(struct srv_jw *w, int64_t i, int64_t id, int64_t ts, int64_t dur, int64_t unit,
+	     const char *name)
+{
+	if (i)
+		srv_jw_lit(w, ",");
+	srv_jw_lit(w, "{\"id\":");
+	srv_jw_i64(w, id);
+	srv_jw_lit(w, ",\"ts\":");
+	srv_jw_i64(w, ts);
+	srv_jw_lit(w, ",\"dur\":");
+	srv_jw_i64(w, dur);
+	srv_jw_lit(w, ",\"unit\":");
+	srv_jw_i64(w, unit);
+	srv_jw_lit(w, ",\"name\":");
+	srv_jw_str(w, name);
+	srv_jw_lit(w, "}");
+}
+
+#define SEARCH_MERGE_CURSORS 256	/* at most this many statements open at once */
+
+/* The matches of one name in one unit, in id (= ts) order, from the name index. */
+struct search_cur {
+	sqlite3_stmt *st;
+	int64_t unit, id, ts, dur;
+	uint32_t name;
+	bool live;
+};
+
+static void
+search_cur_next(struct search_cur *k)
+{
+	if (sqlite3_step(k->st) != SQLITE_ROW) {
+		k->live = false;
+		return;
+	}
+	k->id = sqlite3_column_int64(k->st, 0);
+	k->ts = sqlite3_column_int64(k->st, 1);
+	k->dur = sqlite3_column_int64(k->st, 2);
+}
+
+/*
+ * The page of matches ordered by (ts, id) by merging, for every unit and
+ * every matching name, the index range events_name(name, id) within the
+ * unit's ids (a unit's ids are in ts order): reads offset + limit matches,
+ * where ORDER BY over all events reads and sorts every match.  Return 1
+ * written, 0 too many units x names (the caller sorts), -1 store error.
+ */
+static int
+search_merge(struct srv_pool_conn *c, const char *q, int64_t limit, int64_t offset,
+	     struct srv_jw *w)
+{
+	struct unit_list ul = { 0 };
+	struct search_cur *cur = NULL;
+	sqlite3_stmt *ns = NULL, *str = NULL;
+	uint32_t *names = NULL;
+	const char **text = NULL;
+	size_t nn = 0, ncap = 0, ncur = 0;
+	int64_t want = offset + limit, seen = 0, out = 0;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(c->db, "SELECT id, s FROM strings WHERE instr(lower(s), "
+			       "lower(?1)) > 0", -1, &ns, NULL)) {
+		rc = -1;
+		goto out;
+	}
+	sqlite3_bind_text(ns, 1, q, -1, SQLITE_STATIC);
+	while (sqlite3_step(ns) == SQLITE_ROW && nn <= SEARCH_MERGE_CURSORS) {
+		if (nn == ncap) {
+			ncap = ncap ? ncap * 2 : 16;
+			names = tc_xrealloc(names, ncap * sizeof(*names));
+			text = tc_xrealloc(text, ncap * sizeof(*text));
+		}
+		names[nn] = (uint32_t)sqlite3_column_int64(ns, 0);
+		text[nn++] = tc_xstrdup(sqlite3_column_text(ns, 1) ?
+					 (const char *)sqlite3_column_text(ns, 1) : "");
+	}
+	sqlite3_finalize(ns);
+	ns = NULL;
+	if (!nn || nn > SEARCH_MERGE_CURSORS)
+		goto out;
+	if (sqlite3_prepare_v2(c->db, "SELECT u.id, u.kind, u.first_event, u.last_event FROM "
+			       "units u", -1, &ns, NULL)) {
+		rc = -1;
+		goto out;
+	}
+	while (sqlite3_step(ns) == SQLITE_ROW)
+		unit_list_push(&ul, ns, 0);
+	if (ul.n * nn > SEARCH_MERGE_CURSORS)
+		goto out;
+	cur = tc_xcalloc(ul.n * nn, sizeof(*cur));
+	for (size_t i = 0; i < ul.n; i++) {
+		if (ul.first[i] <= 0 || ul.last[i] < ul.first[i])
+			continue;
+		for (size_t j = 0; j < nn; j++) {
+			struct search_cur *k = &cur[ncur++];
+
+			if (sqlite3_prepare_v2(c->db, "SELECT id, ts, dur FROM events WHERE name = ?1 "
+					       "AND id >= ?2 AND id <= ?3 ORDER BY id", -1, &k->st,
+					       NULL)) {
+				rc = -1;
+				goto out;
+			}
+			sqlite3_bind_int64(k->st, 1, names[j]);
+			sqlite3_bind_int64(k->st, 2, ul.first[i]);
+			sqlite3_bind_int64(k->st, 3, ul.last[i]);
+			k->unit = ul.id[i];
+			k->name = (uint32_t)j;	/* index into text[] */
+			k->live = true;
+			search_cur_next(k);
+		}
+	}
+	while (seen < want) {
+		struct search_cur *m = NULL;
+
+		for (size_t i = 0; i < ncur; i++)
+			if (cur[i].live && (!m || cur[i].ts < m->ts ||
+					    (cur[i].ts == m->ts && cur[i].id < m->id)))
+				m = &cur[i];
+		if (!m)
+			break;
+		if (seen++ >= offset)
+			search_match(w, out++, m->id, m->ts, m->dur, m->unit, text[m->name]);
+		search_cur_next(m);
+	}
+	rc = 1;
+out:
+	for (size_t i = 0; i < ncur; i++)
+		sqlite3_finalize(cur[i].st);
+	free(cur);
+	for (size_t j = 0; j < nn; j++)
+		free((char *)text[j]);
+	free(text);
+	free(names);
+	sqlite3_finalize(ns);
+	sqlite3_finalize(str);
+	unit_list_free(&ul);
+	return rc;
+}
+
 static enum MHD_Result
 api_search(struct srv_req *r, struct srv_pool_conn *c)
 {
@@ -1052,6 +1192,8 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 	sqlite3_stmt *st = NULL;
 	struct srv_jw w = { 0 };
 	int64_t n = 0;
+	char *key, *text;
+	size_t len = 0;
 
 	if (!q || !*q || strlen(q) > 256) {
 		srv_reply_error(r, 400, "bad_param", "q must be 1 to 256 bytes");
@@ -1062,41 +1204,53 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 		goto put;
 	read_begin(c);
 #define MATCH "e.name IN (SELECT id FROM strings WHERE instr(lower(s), lower(?1)) > 0)"
-	if (sqlite3_prepare_v2(c->db, "SELECT COUNT(*) FROM events e WHERE " MATCH, -1, &st,
-			       NULL))
-		goto dberr;
-	sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		total = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	st = NULL;
+	/* the count reads every match: remembered for the next pages */
+	key = tc_arena_alloc(&r->arena, ST_ID_LEN + 16 + strlen(q));
+	sprintf(key, "%s|search-total|%s", c->key, q);
+	text = srv_cache_get(&r->srv->cache, key, &len);
+	if (text) {
+		if (tc_parse_i64(text, &total) < 0)
+			total = 0;
+		free(text);
+	} else {
+		char num[24];
+
+		if (sqlite3_prepare_v2(c->db, "SELECT COUNT(*) FROM events e WHERE " MATCH, -1,
+				       &st, NULL))
+			goto dberr;
+		sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			total = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		st = NULL;
+		snprintf(num, sizeof(num), "%lld", (long long)total);
+		srv_cache_put(&r->srv->cache, key, num, strlen(num));
+	}
 	srv_jw_lit(&w, "{\"total\":");
 	srv_jw_i64(&w, total);
 	srv_jw_lit(&w, ",\"matches\":[");
 	if (offset < total && limit > 0) {
-		if (sqlite3_prepare_v2(c->db, "SELECT e.id, e.ts, e.dur, e.unit, s.s FROM events e "
-				       "JOIN strings s ON s.id = e.name WHERE " MATCH
-				       " ORDER BY e.ts, e.id LIMIT ?2 OFFSET ?3", -1, &st, NULL))
+		int m = search_merge(c, q, limit, offset, &w);
+
+		if (m < 0)
 			goto dberr;
-		sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(st, 2, limit);
-		sqlite3_bind_int64(st, 3, offset);
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			if (n++)
-				srv_jw_lit(&w, ",");
-			srv_jw_lit(&w, "{\"id\":");
-			srv_jw_i64(&w, sqlite3_column_int64(st, 0));
-			srv_jw_lit(&w, ",\"ts\":");
-			srv_jw_i64(&w, sqlite3_column_int64(st, 1));
-			srv_jw_lit(&w, ",\"dur\":");
-			srv_jw_i64(&w, sqlite3_column_int64(st, 2));
-			srv_jw_lit(&w, ",\"unit\":");
-			srv_jw_i64(&w, sqlite3_column_int64(st, 3));
-			srv_jw_lit(&w, ",\"name\":");
-			srv_jw_str(&w, (const char *)sqlite3_column_text(st, 4));
-			srv_jw_lit(&w, "}");
+		if (m == 0) {
+			if (sqlite3_prepare_v2(c->db, "SELECT e.id, e.ts, e.dur, e.unit, s.s FROM "
+					       "events e JOIN strings s ON s.id = e.name WHERE "
+					       MATCH " ORDER BY e.ts, e.id LIMIT ?2 OFFSET ?3", -1,
+					       &st, NULL))
+				goto dberr;
+			sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(st, 2, limit);
+			sqlite3_bind_int64(st, 3, offset);
+			while (sqlite3_step(st) == SQLITE_ROW)
+				search_match(&w, n++, sqlite3_column_int64(st, 0),
+					     sqlite3_column_int64(st, 1),
+					     sqlite3_column_int64(st, 2),
+					     sqlite3_column_int64(st, 3),
+					     (const char *)sqlite3_column_text(st, 4));
+			sqlite3_finalize(st);
 		}
-		sqlite3_finalize(st);
 	}
 #undef MATCH
 	read_end(c);
