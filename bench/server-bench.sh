@@ -106,6 +106,23 @@ run "timeline, full span, computed, one client" "/api/traces/$ID/timeline?start=
 run "timeline, deep zoom, random 20 us windows" "/api/traces/$ID/timeline?px=1600" "$(pan_lua 20000 1600)"
 run "timeline, 1/64 span, random windows" "/api/traces/$ID/timeline?px=1600" \
 	"$(pan_lua $(((END - START) / 64)) 1600)"
+cat >"$W/search.lua" <<LUA
+math.randomseed(os.time())
+request = function()
+  return wrk.format("GET", string.format("/api/traces/$ID/search?q=matmul&limit=100&offset=%d",
+    math.random(0, 1000)))
+end
+LUA
+run "search, 100-match pages at random offsets < 1000" "/api/traces/$ID/search?q=matmul&limit=100" "-s $W/search.lua"
+cat >"$W/sum.lua" <<LUA
+math.randomseed(os.time())
+request = function()
+  local s = $START + math.random(0, $((END - START - (END - START) / 64)))
+  return wrk.format("GET", string.format("/api/traces/$ID/summary?start=%d&end=%d", s,
+    s + $(((END - START) / 64))))
+end
+LUA
+run "summary, 1/64 span, random windows" "/api/traces/$ID/summary" "-s $W/sum.lua"
 run "event detail, random events" "/api/traces/$ID/events/$EID" "$(ev_lua)"
 run "event detail, random events, one client" "/api/traces/$ID/events/$EID" "$(ev_lua)" 1
 kill "$PID"; wait "$PID" 2>/dev/null || true; PID=""
