@@ -1428,7 +1428,8 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 		m.rows = tc_xrealloc(m.rows, (k + 1) * sizeof(*m.rows));
 		m.rows[k++] = m.zero;
 	}
-	qsort(m.rows, k, sizeof(*m.rows), sum_cmp);
+	if (k)
+		qsort(m.rows, k, sizeof(*m.rows), sum_cmp);
 	srv_jw_lit(&w, "{\"rows\":[");
 	for (size_t i = 0; i < k && (int64_t)i < limit; i++) {
 		struct sum_row *s = &m.rows[i];
