@@ -431,7 +431,7 @@ ev_lower(sqlite3_stmt *ts_at, int64_t lo, int64_t hi, int64_t x)
 
 /* One event of an events-mode answer, read before it is written. */
 struct tl_ev {
-	int64_t id, ts, dur, key;	/* key: depth, then order in the scan */
+	int64_t id, ts, dur, key;	/* key: index of the depth in the unit's depths */
 	double value;
 	uint32_t name;
 	int depth, kind;
@@ -439,7 +439,7 @@ struct tl_ev {
 };
 
 static void
-tl_ev_read(struct tl_ev *e, sqlite3_stmt *st, int64_t seq)
+tl_ev_read(struct tl_ev *e, sqlite3_stmt *st)
 {
 	e->id = sqlite3_column_int64(st, 0);
 	e->ts = sqlite3_column_int64(st, 1);
@@ -449,17 +449,6 @@ tl_ev_read(struct tl_ev *e, sqlite3_stmt *st, int64_t seq)
 	e->has_value = sqlite3_column_type(st, 5) != SQLITE_NULL;
 	e->value = e->has_value ? sqlite3_column_double(st, 5) : 0;
 	e->name = (uint32_t)sqlite3_column_int64(st, 6);
-	e->key = seq;
-}
-
-static int
-tl_ev_cmp(const void *a, const void *b)
-{
-	const struct tl_ev *x = a, *y = b;
-
-	if (x->depth != y->depth)
-		return x->depth < y->depth ? -1 : 1;
-	return x->key < y->key ? -1 : x->key > y->key;
 }
 
 static void
@@ -505,9 +494,9 @@ tl_events(struct tl *t, int64_t unit, bool counter, int64_t start, int64_t px, b
 	  int64_t lo, int64_t hi)
 {
 	struct srv_jw *w = t->w;
-	struct tl_ev *ev;
+	struct tl_ev *ev, **order = NULL;
 	int64_t *depth = NULL;
-	size_t n = 0, nd = 0, dcap = 0, cap = (size_t)(hi - lo) + 16, k;
+	size_t n = 0, nd = 0, dcap = 0, cap = (size_t)(hi - lo) + 16, k, *pos = NULL;
 	bool ok = false;
 
 	if (hi - lo > px)
@@ -538,7 +527,8 @@ tl_events(struct tl *t, int64_t unit, bool counter, int64_t start, int64_t px, b
 					cap *= 2;
 					ev = tc_xrealloc(ev, cap * sizeof(*ev));
 				}
-				tl_ev_read(&ev[n++], t->prev, -1);
+				tl_ev_read(&ev[n], t->prev);
+				ev[n++].key = (int64_t)nd - 1;
 			}
 		}
 		sqlite3_reset(t->prev);
@@ -558,25 +548,45 @@ tl_events(struct tl *t, int64_t unit, bool counter, int64_t start, int64_t px, b
 		sqlite3_bind_int64(t->win, 1, lo);
 		sqlite3_bind_int64(t->win, 2, hi);
 		while (n < nb + (size_t)(hi - lo) && sqlite3_step(t->win) == SQLITE_ROW) {
-			tl_ev_read(&ev[n], t->win, (int64_t)n);
+			size_t a = 0, b = nd;
+
+			tl_ev_read(&ev[n], t->win);
+			while (a < b) {	/* depths are ascending */
+				size_t mid = a + (b - a) / 2;
+
+				if (depth[mid] < ev[n].depth)
+					a = mid + 1;
+				else
+					b = mid;
+			}
 			/* a depth unit_depths does not list is not shown */
-			for (k = 0; k < nd && depth[k] != ev[n].depth; k++)
-				;
-			if (k < nd)
+			if (a < nd && depth[a] == ev[n].depth) {
+				ev[n].key = (int64_t)a;
 				n++;
+			}
 		}
 		sqlite3_reset(t->win);
 	}
-	qsort(ev, n, sizeof(*ev), tl_ev_cmp);
+	/* by depth, stable (counting sort): the one reaching in, then in ts order */
+	pos = tc_xcalloc(nd + 1, sizeof(*pos));
+	for (k = 0; k < n; k++)
+		pos[ev[k].key + 1]++;
+	for (k = 0; k < nd; k++)
+		pos[k + 1] += pos[k];
+	order = tc_xmalloc((n ? n : 1) * sizeof(*order));
+	for (k = 0; k < n; k++)
+		order[pos[ev[k].key]++] = &ev[k];
 	srv_jw_lit(w, "[");
 	for (k = 0; k < n; k++) {
 		if (k)
 			srv_jw_lit(w, ",");
-		tl_ev_write(w, t, &ev[k]);
+		tl_ev_write(w, t, order[k]);
 	}
 	srv_jw_lit(w, "]");
 	ok = true;
 out:
+	free(order);
+	free(pos);
 	free(ev);
 	free(depth);
 	return ok;
