@@ -989,6 +989,7 @@ event_exists(sqlite3 *db, int64_t eid)
 static enum MHD_Result
 deps_reply(struct srv_req *r, struct srv_pool_conn *c, json_t *j, struct tc_err *err)
 {
+	read_end(c);
 	srv_pool_put(r->srv, c);
 	if (j)
 		return srv_reply_json(r, 200, j);
@@ -1025,6 +1026,7 @@ api_deps(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 		srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
 		goto put;
 	}
+	read_begin(c);	/* a chain runs thousands of statements */
 	return deps_reply(r, c, deps_chain(c->db, eid, kinds, dir, (int)depth, (int)budget,
 					   &err), &err);
 put:
@@ -1046,6 +1048,7 @@ api_critical(struct srv_req *r, struct srv_pool_conn *c)
 		srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
 		goto put;
 	}
+	read_begin(c);
 	return deps_reply(r, c, deps_critical_path(c->db, eid, start, end, kinds, &err), &err);
 put:
 	srv_pool_put(r->srv, c);
