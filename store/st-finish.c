@@ -434,18 +434,106 @@ st_fin_ev_flush(struct st_fin *f)
 }
 
 /* (unit, ts, dur DESC, seq): the final id order. */
-static int
-st_key_cmp(const void *a, const void *b)
+static inline bool
+st_key_lt(const struct st_key *x, const struct st_key *y)
 {
-	const struct st_key *x = a, *y = b;
-
 	if (x->unit != y->unit)
-		return x->unit < y->unit ? -1 : 1;
+		return x->unit < y->unit;
 	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
+		return x->ts < y->ts;
 	if (x->dur != y->dur)
-		return x->dur > y->dur ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+		return x->dur > y->dur;
+	return x->seq < y->seq;
+}
+
+static inline void
+st_key_swap(struct st_key *a, struct st_key *b)
+{
+	struct st_key t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+static void
+st_keys_sift(struct st_key *k, size_t i, size_t n)
+{
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			return;
+		if (c + 1 < n && st_key_lt(&k[c], &k[c + 1]))
+			c++;
+		if (!st_key_lt(&k[i], &k[c]))
+			return;
+		st_key_swap(&k[i], &k[c]);
+		i = c;
+	}
+}
+
+/*
+ * Introsort in place: glibc's qsort() allocates a copy of the array for its
+ * merge sort (another 24 bytes per event at the peak), and the comparison
+ * inlines here.  Keys are distinct (seq), median-of-three pivots, heapsort
+ * when the recursion gets deep.
+ */
+static void
+st_keys_introsort(struct st_key *k, size_t n, int depth)
+{
+	while (n > 16) {
+		size_t i, j, m = n / 2;
+		struct st_key p;
+
+		if (depth-- == 0) {
+			for (i = n / 2; i-- > 0;)
+				st_keys_sift(k, i, n);
+			for (i = n - 1; i > 0; i--) {
+				st_key_swap(&k[0], &k[i]);
+				st_keys_sift(k, 0, i);
+			}
+			return;
+		}
+		if (st_key_lt(&k[m], &k[0]))
+			st_key_swap(&k[m], &k[0]);
+		if (st_key_lt(&k[n - 1], &k[0]))
+			st_key_swap(&k[n - 1], &k[0]);
+		if (st_key_lt(&k[n - 1], &k[m]))
+			st_key_swap(&k[n - 1], &k[m]);
+		p = k[m];
+		i = 0;
+		j = n - 1;
+		for (;;) {		/* Hoare partition */
+			while (st_key_lt(&k[i], &p))
+				i++;
+			while (st_key_lt(&p, &k[j]))
+				j--;
+			if (i >= j)
+				break;
+			st_key_swap(&k[i], &k[j]);
+			i++;
+			j--;
+		}
+		/* [0, j] <= p <= [j + 1, n): recurse into the smaller side */
+		if (j + 1 < n - j - 1) {
+			st_keys_introsort(k, j + 1, depth);
+			k += j + 1;
+			n -= j + 1;
+		} else {
+			st_keys_introsort(k + j + 1, n - j - 1, depth);
+			n = j + 1;
+		}
+	}
+	for (size_t i = 1; i < n; i++) {	/* insertion sort */
+		struct st_key x = k[i];
+		size_t j = i;
+
+		while (j > 0 && st_key_lt(&x, &k[j - 1])) {
+			k[j] = k[j - 1];
+			j--;
+		}
+		k[j] = x;
+	}
 }
 
 /* Sort the keys; already sorted input (one unit, in time order) is common. */
@@ -453,12 +541,16 @@ static void
 st_keys_sort(struct st_key *k, size_t n)
 {
 	size_t i;
+	int depth = 0;
 
 	for (i = 1; i < n; i++)
-		if (st_key_cmp(&k[i - 1], &k[i]) > 0)
+		if (st_key_lt(&k[i], &k[i - 1]))
 			break;
-	if (i < n)
-		qsort(k, n, sizeof(*k), st_key_cmp);
+	if (i >= n)
+		return;
+	for (i = n; i > 1; i >>= 1)
+		depth += 2;
+	st_keys_introsort(k, n, depth);
 }
 
 static int
