@@ -44,16 +44,17 @@ fi
 pbytes=$(stat -c %s "$big")
 jbytes=$(stat -c %s "$bigjson")
 
-# one run: prints "seconds maxrss_kb events"
+# one run: prints "seconds maxrss_kb events cpu_seconds"
 run() {
 	rm -rf "$w/data"
-	/usr/bin/time -f "%e %M" -o "$w/time" "$nx" ingest --data "$w/data" --json "$1" \
+	/usr/bin/time -f "%e %M %U %S" -o "$w/time" "$nx" ingest --data "$w/data" --json "$1" \
 		>"$w/out" 2>"$w/err" || { cat "$w/err" >&2; return 1; }
 	ev=$(/usr/bin/python3 -c "
 import json, sys
 o = json.loads(open(sys.argv[1]).readline())
 print(o['slices'] + o['instants'] + o['counters'])" "$w/out")
-	echo "$(cat "$w/time") $ev"
+	set -- $(cat "$w/time")
+	echo "$1 $2 $ev $(awk -v u="$3" -v s="$4" 'BEGIN { printf "%.2f", u + s }')"
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
@@ -63,7 +64,7 @@ for fmt in pftrace json; do
 	[ $fmt = json ] && f=$bigjson
 	i=0
 	while [ $i -lt "$rep" ]; do
-		r=$(run "$f") || r="fail fail fail"
+		r=$(run "$f") || r="fail fail fail fail"
 		echo "$fmt $r" >>"$w/res"
 		echo "bench: $fmt run $((i + 1)): $r"
 		i=$((i + 1))
@@ -72,6 +73,7 @@ done
 med() { grep "^$1 " "$w/res" | awk '{print $2}' | median; }
 rss() { grep "^$1 " "$w/res" | awk '{print $3}' | median; }
 evn() { grep "^$1 " "$w/res" | awk '{print $4}' | head -1; }
+cpu() { grep "^$1 " "$w/res" | awk '{print $5}' | median; }
 mbs() { awk -v b="$1" -v s="$2" 'BEGIN { if (s+0 > 0) printf "%.1f", b / 1e6 / s; else print "-" }'; }
 evs() { awk -v e="$1" -v s="$2" 'BEGIN { if (s+0 > 0) printf "%.0f", e / s; else print "-" }'; }
 ps=$(med pftrace); js=$(med json)
@@ -86,13 +88,18 @@ one copy, a harder case than distinct runs.  The JSON row ingests the same event
 \`neuron-explorer convert\` ($jbytes bytes).  Times include the raw copy into DATA/raw, sha256,
 the store, nesting, summaries, dependency edges and indexes.  Median of $rep runs.
 
-| input | median s | MB/s (of that input) | events/s | peak RSS (MiB) |
-|---|---|---|---|---|
-| Perfetto protobuf | $ps | $(mbs "$pbytes" "$ps") | $(evs "$(evn pftrace)" "$ps") | $(( $(rss pftrace) / 1024 )) |
-| the same events as JSON | $js | $(mbs "$jbytes" "$js") | $(evs "$(evn json)" "$js") | $(( $(rss json) / 1024 )) |
+| input | median s | MB/s (of that input) | events/s | CPU s (user + sys) | peak RSS (MiB) |
+|---|---|---|---|---|---|
+| Perfetto protobuf | $ps | $(mbs "$pbytes" "$ps") | $(evs "$(evn pftrace)" "$ps") | $(cpu pftrace) | $(( $(rss pftrace) / 1024 )) |
+| the same events as JSON | $js | $(mbs "$jbytes" "$js") | $(evs "$(evn json)" "$js") | $(cpu json) | $(( $(rss json) / 1024 )) |
+
+Load average when the runs ended: $(cut -d' ' -f1-3 /proc/loadavg) (on a shared box the CPU column is the
+steadier figure; MB/s and events/s are from wall time).  Of the peak RSS, $(( $(evn pftrace) * 28 / 1048576 )) MiB is the
+store's 28 bytes per event (sort key + id map, docs/architecture.md); SQLite's caches and the
+per-unit summary buckets add about 150 MiB.
 
 Reference: Perfetto's trace processor is reported at about 40 MB/s for protobuf ingest.
-Command: \`BENCH_MB=$mb BENCH_REPEAT=$rep bench/perfetto-bench.sh\`.  Raw runs (s, KB, events):
+Command: \`BENCH_MB=$mb BENCH_REPEAT=$rep bench/perfetto-bench.sh\`.  Raw runs (s, KB, events, CPU s):
 
 \`\`\`
 $(cat "$w/res")
