@@ -2,8 +2,16 @@
 /*
  * store/st-spill.c - append-only spill files for the writer's staging: a
  * file next to the trace database, unlinked as soon as it is created (it
- * vanishes with the process), written through a 1 MiB buffer and mapped
+ * vanishes with the process), written through 1 MiB buffers and mapped
  * read-only for the random-access pass of st_writer_finish().
+ *
+ * The write(2) of a full buffer (the copy into the page cache, about an
+ * eighth of a JSON ingest's CPU before finish) runs in a background thread
+ * per spill while the caller fills a second buffer: at most one buffer is in
+ * flight, so the file is written in order and memory stays at two buffers.
+ * The thread's first error is returned by the next st_spill_write() or
+ * st_spill_map().  Without a thread (pthread_create failed) writes are
+ * synchronous.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,12 +43,12 @@ out:
 }
 
 static int
-st_spill_flush(struct st_spill *sp)
+st_spill_write_all(int fd, const char *p, size_t n)
 {
 	size_t off = 0;
 
-	while (off < sp->n) {
-		ssize_t k = write(sp->fd, sp->buf + off, sp->n - off);
+	while (off < n) {
+		ssize_t k = write(fd, p + off, n - off);
 
 		if (k < 0 && errno == EINTR)
 			continue;
@@ -48,8 +56,107 @@ st_spill_flush(struct st_spill *sp)
 			return k < 0 ? -errno : -EIO;
 		off += (size_t)k;
 	}
-	sp->n = 0;
 	return 0;
+}
+
+static void *
+st_spill_thread(void *arg)
+{
+	struct st_spill *sp = arg;
+	char *p;
+	size_t n;
+	int rc;
+
+	pthread_mutex_lock(&sp->mu);
+	for (;;) {
+		while (!sp->pend && !sp->quit)
+			pthread_cond_wait(&sp->cv, &sp->mu);
+		if (!sp->pend)
+			break;
+		p = sp->pend;
+		n = sp->pendn;
+		pthread_mutex_unlock(&sp->mu);
+		rc = sp->werr ? 0 : st_spill_write_all(sp->fd, p, n);
+		pthread_mutex_lock(&sp->mu);
+		if (rc < 0 && !sp->werr)
+			sp->werr = rc;
+		sp->spare = p;
+		sp->pend = NULL;
+		pthread_cond_broadcast(&sp->cv);
+	}
+	pthread_mutex_unlock(&sp->mu);
+	return NULL;
+}
+
+/* Wait until the buffer in flight is written; the thread's first error. */
+static int
+st_spill_wait(struct st_spill *sp)
+{
+	int rc;
+
+	if (!sp->thr_on)
+		return 0;
+	pthread_mutex_lock(&sp->mu);
+	while (sp->pend)
+		pthread_cond_wait(&sp->cv, &sp->mu);
+	rc = sp->werr;
+	pthread_mutex_unlock(&sp->mu);
+	return rc;
+}
+
+static void
+st_spill_stop(struct st_spill *sp)
+{
+	if (!sp->thr_on)
+		return;
+	pthread_mutex_lock(&sp->mu);
+	sp->quit = true;
+	pthread_cond_broadcast(&sp->cv);
+	pthread_mutex_unlock(&sp->mu);
+	pthread_join(sp->thr, NULL);
+	pthread_cond_destroy(&sp->cv);
+	pthread_mutex_destroy(&sp->mu);
+	sp->thr_on = false;
+}
+
+/* Hand the full buffer to the thread (started on first use) and go on with the other one. */
+static int
+st_spill_flush_async(struct st_spill *sp)
+{
+	int rc;
+
+	if (!sp->thr_on && !sp->no_thr) {
+		pthread_mutex_init(&sp->mu, NULL);
+		pthread_cond_init(&sp->cv, NULL);
+		if (pthread_create(&sp->thr, NULL, st_spill_thread, sp) == 0) {
+			sp->thr_on = true;
+		} else {
+			pthread_cond_destroy(&sp->cv);
+			pthread_mutex_destroy(&sp->mu);
+			sp->no_thr = true;	/* write in place from now on */
+		}
+	}
+	if (!sp->thr_on) {
+		rc = st_spill_write_all(sp->fd, sp->buf, sp->n);
+		sp->n = 0;
+		return rc;
+	}
+	pthread_mutex_lock(&sp->mu);
+	while (sp->pend)
+		pthread_cond_wait(&sp->cv, &sp->mu);
+	rc = sp->werr;
+	if (!rc) {
+		sp->pend = sp->buf;
+		sp->pendn = sp->n;
+		sp->buf = sp->spare;
+		sp->spare = NULL;
+		pthread_cond_broadcast(&sp->cv);
+	}
+	pthread_mutex_unlock(&sp->mu);
+	if (!sp->buf)
+		sp->buf = tc_xmalloc(ST_SPILL_BUF);
+	sp->n = 0;
+	return rc;
 }
 
 int
@@ -67,7 +174,7 @@ st_spill_write(struct st_spill *sp, const void *p, size_t n)
 		s += k;
 		n -= k;
 		if (sp->n == ST_SPILL_BUF) {
-			rc = st_spill_flush(sp);
+			rc = st_spill_flush_async(sp);
 			if (rc < 0)
 				return rc;
 		}
@@ -78,12 +185,18 @@ st_spill_write(struct st_spill *sp, const void *p, size_t n)
 int
 st_spill_map(struct st_spill *sp)
 {
-	int rc = st_spill_flush(sp);
+	int rc = st_spill_wait(sp);
 
+	st_spill_stop(sp);
+	if (rc < 0)
+		return rc;
+	rc = st_spill_write_all(sp->fd, sp->buf, sp->n);
+	sp->n = 0;
 	if (rc < 0)
 		return rc;
 	free(sp->buf);
-	sp->buf = NULL;
+	free(sp->spare);
+	sp->buf = sp->spare = NULL;
 	if (!sp->size)
 		return 0;
 	if (sp->size > SIZE_MAX)
@@ -107,10 +220,13 @@ st_spill_drop(struct st_spill *sp)
 void
 st_spill_close(struct st_spill *sp)
 {
+	st_spill_stop(sp);
 	if (sp->map)
 		munmap(sp->map, sp->mapsz);
 	if (sp->fd > 0)
 		close(sp->fd);
 	free(sp->buf);
+	free(sp->spare);
+	free(sp->pend);
 	memset(sp, 0, sizeof(*sp));
 }

@@ -3,6 +3,7 @@
 #ifndef ST_STORE_INT_H
 #define ST_STORE_INT_H
 
+#include <pthread.h>
 #include "store/store.h"
 
 struct st_hent {		/* open-addressing string -> id map entry */
@@ -55,11 +56,20 @@ struct st_rec {			/* record seq lives at offset (seq - 1) * 32 */
 
 struct st_spill {		/* an append-only unlinked file, mmap'd to read */
 	int fd;
-	char *buf;		/* write buffer */
+	char *buf;		/* write buffer being filled */
 	size_t n;
 	uint64_t size;		/* logical size: written + buffered */
 	char *map;
 	size_t mapsz;
+	/* a full buffer is written by a background thread while the caller
+	 * fills the other one (see st-spill.c) */
+	pthread_t thr;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool thr_on, no_thr, quit;
+	char *pend, *spare;	/* handed to the thread / free for the caller */
+	size_t pendn;
+	int werr;		/* first error of the thread's writes */
 };
 
 int st_spill_open(struct st_spill *sp, const char *base, const char *suffix,
