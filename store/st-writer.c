@@ -40,7 +40,9 @@ st_writer_open(struct st_writer **wp, const char *path, struct tc_err *err)
 	 * no journal needed while it is built. */
 	rc = st_exec(w->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
 		     " PRAGMA cache_size=-65536; PRAGMA temp_store=FILE;"
-		     " PRAGMA page_size=8192;", err);
+		     " PRAGMA page_size=8192;"
+		     /* worker threads for CREATE INDEX's sorter (st-finish.c) */
+		     " PRAGMA threads=2;", err);
 	if (!rc)
 		rc = st_spill_open(&w->recs, path, "-stage-rec", err);
 	if (!rc)
