@@ -127,9 +127,8 @@ cmd_ingest(int argc, char **argv)
 		int rc;
 
 		tc_err_clear(&err);
-		rc = st_library_add_raw(lib, file, false, NULL, name, tags, id, &err);
-		if (!rc)
-			rc = st_library_ingest(lib, id, NULL, NULL, &stats, &err);
+		/* the raw copy and its sha256 overlap the parse */
+		rc = st_library_add_ingest(lib, file, name, tags, id, &stats, &err);
 		if (rc < 0) {
 			/* a failed file leaves nothing behind in the library */
 			if (id[0])

@@ -64,6 +64,21 @@ int st_library_add_raw(struct st_library *lib, const char *src_path, bool move,
 int st_library_ingest(struct st_library *lib, const char *id, st_progress_fn progress,
 		      void *ctx, struct st_stats *stats, struct tc_err *err);
 
+/**
+ * st_library_add_ingest - st_library_add_raw() (copy, sha256 computed) and
+ * st_library_ingest() in one call, for a local file: the copy into DATA/raw
+ * and its sha256 run in a second thread while the reader parses @src_path
+ * itself.  The catalog row is created only once both are complete (state
+ * "ready"); on failure nothing is left in the library.  @src_path must not
+ * change meanwhile (its size and mtime are checked at the end).
+ * @name, @tags, @stats: may be NULL.
+ * @id_out:   the new trace id (ST_ID_LEN + 1 bytes), "" when no row was made.
+ * Return: 0 or -errno with @err set.
+ */
+int st_library_add_ingest(struct st_library *lib, const char *src_path, const char *name,
+			  const char *tags, char id_out[ST_ID_LEN + 1], struct st_stats *stats,
+			  struct tc_err *err);
+
 /** st_library_set_status - update status/progress/error of a trace row. */
 int st_library_set_status(struct st_library *lib, const char *id, const char *status,
 			  double progress, const char *error);

@@ -209,15 +209,45 @@ st_basename(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* A new catalog row in state "queued"; its id in @id_out. */
+static int
+st_lib_insert(struct st_library *lib, const char *name, const char *tags, const char *hex,
+	      int64_t size, char id_out[ST_ID_LEN + 1], struct tc_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int64_t now = tc_now_ns();
+	int rc;
+
+	tc_random_hex(id_out, ST_ID_LEN / 2);
+	pthread_mutex_lock(&lib->lock);
+	rc = st_lib_prepare(lib, &s, "INSERT INTO traces (id, name, tags, status, progress,"
+			    " sha256, size, created_ns, updated_ns) VALUES (?,?,?,'queued',0,?,?,?,?)",
+			    err);
+	if (!rc) {
+		sqlite3_bind_text(s, 1, id_out, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 3, tags ? tags : "", -1, SQLITE_STATIC);
+		sqlite3_bind_text(s, 4, hex, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 5, size);
+		sqlite3_bind_int64(s, 6, now);
+		sqlite3_bind_int64(s, 7, now);
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = tc_err_set(err, -EIO, "catalog: %s", sqlite3_errmsg(lib->cat));
+	}
+	sqlite3_finalize(s);
+	pthread_mutex_unlock(&lib->lock);
+	if (rc < 0)
+		id_out[0] = 0;
+	return rc;
+}
+
 int
 st_library_add_raw(struct st_library *lib, const char *src, bool move, const char *sha256,
 		   const char *name, const char *tags, char id_out[ST_ID_LEN + 1],
 		   struct tc_err *err)
 {
 	char hex[65], *raw = NULL, *tmp = NULL, *dir = NULL;
-	sqlite3_stmt *s = NULL;
 	struct stat st;
-	int64_t now = tc_now_ns();
 	int rc;
 
 	if (stat(src, &st) < 0)
@@ -254,26 +284,9 @@ st_library_add_raw(struct st_library *lib, const char *src, bool move, const cha
 	}
 	dir = tc_xasprintf("%s/raw", lib->dir);
 	tc_fsync_dir(dir);
-	tc_random_hex(id_out, ST_ID_LEN / 2);
-	pthread_mutex_lock(&lib->lock);
-	rc = st_lib_prepare(lib, &s, "INSERT INTO traces (id, name, tags, status, progress,"
-			    " sha256, size, created_ns, updated_ns) VALUES (?,?,?,'queued',0,?,?,?,?)",
-			    err);
-	if (!rc) {
-		sqlite3_bind_text(s, 1, id_out, -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, name && *name ? name : st_basename(src), -1,
-				  SQLITE_STATIC);
-		sqlite3_bind_text(s, 3, tags ? tags : "", -1, SQLITE_STATIC);
-		sqlite3_bind_text(s, 4, hex, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(s, 5, st.st_size);
-		sqlite3_bind_int64(s, 6, now);
-		sqlite3_bind_int64(s, 7, now);
-		if (sqlite3_step(s) != SQLITE_DONE)
-			rc = tc_err_set(err, -EIO, "catalog: %s", sqlite3_errmsg(lib->cat));
-	}
-	pthread_mutex_unlock(&lib->lock);
+	rc = st_lib_insert(lib, name && *name ? name : st_basename(src), tags, hex, st.st_size,
+			   id_out, err);
 out:
-	sqlite3_finalize(s);
 	free(raw);
 	free(tmp);
 	free(dir);
@@ -331,6 +344,27 @@ st_library_sha(struct st_library *lib, const char *id, char hex[65], struct tc_e
 	return rc;
 }
 
+/* Every @from in @err's message becomes @to. */
+static void
+st_msg_rename(struct tc_err *err, const char *from, const char *to)
+{
+	const char *p, *m = err->msg;
+	size_t rl = strlen(from);
+	struct tc_buf b;
+
+	if (!rl || !strcmp(from, to))
+		return;
+	tc_buf_init(&b);
+	while ((p = strstr(m, from))) {
+		tc_buf_add(&b, m, (size_t)(p - m));
+		tc_buf_adds(&b, to);
+		m = p + rl;
+	}
+	tc_buf_adds(&b, m);
+	snprintf(err->msg, sizeof(err->msg), "%s", b.data);
+	tc_buf_free(&b);
+}
+
 /*
  * Readers name the file they read, which is DATA/raw/<sha256>; users know
  * the trace by the name it was uploaded or ingested under.
@@ -340,26 +374,12 @@ st_library_name_errors(struct st_library *lib, const char *id, const char *raw,
 		       struct tc_err *err)
 {
 	sqlite3_stmt *s = NULL;
-	struct tc_buf b;
-	const char *p, *m = err->msg;
-	size_t rl = strlen(raw);
 
 	pthread_mutex_lock(&lib->lock);
 	if (st_lib_prepare(lib, &s, "SELECT name FROM traces WHERE id=?", NULL) == 0) {
 		sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-		if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0)) {
-			const char *name = (const char *)sqlite3_column_text(s, 0);
-
-			tc_buf_init(&b);
-			while ((p = strstr(m, raw))) {
-				tc_buf_add(&b, m, (size_t)(p - m));
-				tc_buf_adds(&b, name);
-				m = p + rl;
-			}
-			tc_buf_adds(&b, m);
-			snprintf(err->msg, sizeof(err->msg), "%s", b.data);
-			tc_buf_free(&b);
-		}
+		if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+			st_msg_rename(err, raw, (const char *)sqlite3_column_text(s, 0));
 	}
 	sqlite3_finalize(s);
 	pthread_mutex_unlock(&lib->lock);
@@ -387,53 +407,31 @@ st_library_progress(void *ctx, double frac)
 		p->fn(p->ctx, frac);
 }
 
-int
-st_library_ingest(struct st_library *lib, const char *id, st_progress_fn progress, void *ctx,
-		  struct st_stats *stats, struct tc_err *err)
+/* The format the reader recorded in the store's meta (malloc'd), or NULL. */
+static char *
+st_writer_format(struct st_writer *w)
 {
-	struct st_prog prog = { lib, id, progress, ctx, 0 };
-	struct ing_opts opts = { .progress = st_library_progress, .ctx = &prog };
-	char hex[65], *raw = NULL, *tmp = NULL, *dst = NULL, *dir = NULL, *json = NULL;
-	struct st_writer *w = NULL;
-	struct st_stats local;
+	sqlite3_stmt *m;
+	char *fmt = NULL;
+
+	if (sqlite3_prepare_v2(st_writer_db(w), "SELECT value FROM meta WHERE key='format'", -1,
+			       &m, NULL) == SQLITE_OK) {
+		if (sqlite3_step(m) == SQLITE_ROW && sqlite3_column_text(m, 0))
+			fmt = tc_xstrdup((const char *)sqlite3_column_text(m, 0));
+		sqlite3_finalize(m);
+	}
+	return fmt;
+}
+
+/* Rename the finished store @tmp into traces/ and mark row @id ready. */
+static int
+st_lib_publish(struct st_library *lib, const char *id, const char *tmp, const char *fmt,
+	       const struct st_stats *stats, struct tc_err *err)
+{
+	char *dst = st_library_trace_path(lib, id), *dir = NULL, *json = NULL;
 	sqlite3_stmt *s = NULL;
-	sqlite3 *db = NULL;
-	const char *fmt = NULL;
 	int rc;
 
-	if (!stats)
-		stats = &local;
-	memset(stats, 0, sizeof(*stats));
-	rc = st_library_sha(lib, id, hex, err);
-	if (rc < 0)
-		return rc;
-	st_library_set_status(lib, id, "ingesting", 0, NULL);
-	raw = st_library_raw_path(lib, hex);
-	tmp = st_library_tmp_path(lib, ".db");
-	dst = st_library_trace_path(lib, id);
-	rc = st_writer_open(&w, tmp, err);
-	if (rc < 0)
-		goto out;
-	rc = ing_file(w, raw, &opts, err);
-	if (rc < 0) {
-		st_writer_abort(w);
-		goto out;
-	}
-	/* the reader records the format it used */
-	{
-		sqlite3_stmt *m;
-
-		if (sqlite3_prepare_v2(st_writer_db(w), "SELECT value FROM meta WHERE key='format'",
-				       -1, &m, NULL) == SQLITE_OK) {
-			if (sqlite3_step(m) == SQLITE_ROW && sqlite3_column_text(m, 0))
-				fmt = tc_xstrdup((const char *)sqlite3_column_text(m, 0));
-			sqlite3_finalize(m);
-		}
-	}
-	st_library_set_status(lib, id, "ingesting", 0.92, NULL);
-	rc = st_writer_finish(w, stats, err);
-	if (rc < 0)
-		goto out;
 	if (rename(tmp, dst) < 0) {
 		rc = tc_err_set(err, -errno, "%s: %s", dst, strerror(errno));
 		unlink(tmp);
@@ -453,21 +451,177 @@ st_library_ingest(struct st_library *lib, const char *id, st_progress_fn progres
 		if (sqlite3_step(s) != SQLITE_DONE)
 			rc = tc_err_set(err, -EIO, "catalog: %s", sqlite3_errmsg(lib->cat));
 	}
+	sqlite3_finalize(s);
 	pthread_mutex_unlock(&lib->lock);
+out:
+	free(dst);
+	free(dir);
+	free(json);
+	return rc;
+}
+
+int
+st_library_ingest(struct st_library *lib, const char *id, st_progress_fn progress, void *ctx,
+		  struct st_stats *stats, struct tc_err *err)
+{
+	struct st_prog prog = { lib, id, progress, ctx, 0 };
+	struct ing_opts opts = { .progress = st_library_progress, .ctx = &prog };
+	char hex[65], *raw = NULL, *tmp = NULL;
+	struct st_writer *w = NULL;
+	struct st_stats local;
+	const char *fmt = NULL;
+	int rc;
+
+	if (!stats)
+		stats = &local;
+	memset(stats, 0, sizeof(*stats));
+	rc = st_library_sha(lib, id, hex, err);
+	if (rc < 0)
+		return rc;
+	st_library_set_status(lib, id, "ingesting", 0, NULL);
+	raw = st_library_raw_path(lib, hex);
+	tmp = st_library_tmp_path(lib, ".db");
+	rc = st_writer_open(&w, tmp, err);
+	if (rc < 0)
+		goto out;
+	rc = ing_file(w, raw, &opts, err);
+	if (rc < 0) {
+		st_writer_abort(w);
+		goto out;
+	}
+	fmt = st_writer_format(w);
+	st_library_set_status(lib, id, "ingesting", 0.92, NULL);
+	rc = st_writer_finish(w, stats, err);
+	if (rc < 0)
+		goto out;
+	rc = st_lib_publish(lib, id, tmp, fmt, stats, err);
 out:
 	if (rc < 0 && err) {
 		st_library_name_errors(lib, id, raw, err);
 		st_library_set_status(lib, id, "failed", 0, err->msg);
 	}
-	sqlite3_finalize(s);
-	if (db)
-		sqlite3_close(db);
 	free((char *)fmt);
 	free(raw);
 	free(tmp);
-	free(dst);
+	return rc;
+}
+
+/* The raw copy of st_library_add_ingest(), in its own thread. */
+struct st_rawjob {
+	const char *src, *dst;
+	char hex[65];
+	int rc;
+	struct tc_err err;
+};
+
+static void *
+st_rawjob_run(void *arg)
+{
+	struct st_rawjob *j = arg;
+
+	j->rc = st_copy_file(j->src, j->dst, &j->err);
+	/* the digest of the bytes kept, so the name is right whatever happens to src */
+	if (!j->rc)
+		j->rc = tc_sha256_file(j->dst, j->hex, &j->err);
+	if (j->rc < 0)
+		unlink(j->dst);
+	return NULL;
+}
+
+/*
+ * The same order as st_library_add_raw() + st_library_ingest() for what is
+ * published: raw copy complete + fsync -> rename into raw/ -> fsync raw/ ->
+ * catalog row -> store renamed into traces/ -> fsync traces/ -> row "ready".
+ * Only the work before publishing overlaps: the copy and its digest (about
+ * 1.4 s of a 1 GB file here) run while the reader parses the original.
+ */
+int
+st_library_add_ingest(struct st_library *lib, const char *src, const char *name,
+		      const char *tags, char id_out[ST_ID_LEN + 1], struct st_stats *stats,
+		      struct tc_err *err)
+{
+	const char *shown = name && *name ? name : st_basename(src);
+	char *rawtmp = NULL, *dbtmp = NULL, *raw = NULL, *dir = NULL, *fmt = NULL;
+	struct ing_opts opts = { 0 };
+	struct st_rawjob job = { 0 };
+	struct st_writer *w = NULL;
+	struct st_stats local;
+	struct stat st, st2;
+	bool thr_on = false, raw_kept = false;
+	pthread_t thr;
+	int rc;
+
+	id_out[0] = 0;
+	if (!stats)
+		stats = &local;
+	memset(stats, 0, sizeof(*stats));
+	if (stat(src, &st) < 0)
+		return tc_err_set(err, -errno, "%s: %s", src, strerror(errno));
+	if (!S_ISREG(st.st_mode))
+		return tc_err_set(err, -EINVAL, "%s: not a regular file", src);
+	rawtmp = st_library_tmp_path(lib, ".raw");
+	dbtmp = st_library_tmp_path(lib, ".db");
+	job.src = src;
+	job.dst = rawtmp;
+	if (pthread_create(&thr, NULL, st_rawjob_run, &job) == 0)
+		thr_on = true;
+	else
+		st_rawjob_run(&job);	/* no thread: one after the other */
+	rc = st_writer_open(&w, dbtmp, err);
+	if (rc < 0)
+		goto out;
+	rc = ing_file(w, src, &opts, err);
+	if (rc < 0) {
+		st_writer_abort(w);
+		goto out;
+	}
+	fmt = st_writer_format(w);
+	rc = st_writer_finish(w, stats, err);
+	if (rc < 0)
+		goto out;
+	if (thr_on)
+		pthread_join(thr, NULL);
+	thr_on = false;
+	if (job.rc < 0) {
+		rc = job.rc;
+		*err = job.err;
+		goto out;
+	}
+	if (stat(src, &st2) < 0 || st2.st_size != st.st_size ||
+	    st2.st_mtim.tv_sec != st.st_mtim.tv_sec || st2.st_mtim.tv_nsec != st.st_mtim.tv_nsec) {
+		rc = tc_err_set(err, -EAGAIN, "%s: the file changed while it was ingested", src);
+		goto out;
+	}
+	raw = st_library_raw_path(lib, job.hex);
+	if (access(raw, F_OK) == 0) {
+		unlink(rawtmp);		/* deduplicated: the same bytes are already kept */
+	} else if (rename(rawtmp, raw) < 0) {
+		rc = tc_err_set(err, -errno, "%s: %s", raw, strerror(errno));
+		goto out;
+	}
+	raw_kept = true;
+	dir = tc_xasprintf("%s/raw", lib->dir);
+	tc_fsync_dir(dir);
+	rc = st_lib_insert(lib, shown, tags, job.hex, st.st_size, id_out, err);
+	if (rc < 0)
+		goto out;
+	rc = st_lib_publish(lib, id_out, dbtmp, fmt, stats, err);
+out:
+	if (thr_on)
+		pthread_join(thr, NULL);
+	if (rc < 0) {
+		if (!raw_kept)
+			unlink(rawtmp);
+		unlink(dbtmp);
+		st_msg_rename(err, src, shown);
+		if (id_out[0])
+			st_library_set_status(lib, id_out, "failed", 0, err->msg);
+	}
+	free(rawtmp);
+	free(dbtmp);
+	free(raw);
 	free(dir);
-	free(json);
+	free(fmt);
 	return rc;
 }
 
