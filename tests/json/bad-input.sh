@@ -48,6 +48,9 @@ else
 fi
 
 snapshot >"$T/after.txt"
+is "$(ls -A "$T/d/tmp" | wc -l | tr -d ' ')" 0 "failed ingests leave no temporary files"
+is "$(ls "$T/d/raw" | wc -l | tr -d ' ')" 1 "failed ingests leave no raw copy (only the good trace's)"
+is "$(ls "$T/d/raw")" "$(sha256sum "$D/small-object.json" | cut -d' ' -f1)" "the raw copy is named by its sha256"
 cmp -s "$T/before.txt" "$T/after.txt"; ok $? "nothing already stored changed"
 
 # A few bad events are skipped and counted; the trace still ingests.
