@@ -241,19 +241,54 @@ st_lib_insert(struct st_library *lib, const char *name, const char *tags, const 
 	return rc;
 }
 
+/* @src must be a regular file; *@st receives its status. */
+static int
+st_lib_stat_regular(const char *src, struct stat *st, struct tc_err *err)
+{
+	if (stat(src, st) < 0)
+		return tc_err_set(err, -errno, "%s: %s", src, strerror(errno));
+	if (!S_ISREG(st->st_mode))
+		return tc_err_set(err, -EINVAL, "%s: not a regular file", src);
+	return 0;
+}
+
+/*
+ * Keep the complete, synced file @path as DATA/raw/<@hex>: renamed into
+ * place, or unlinked when the same bytes are already kept; then sync raw/.
+ * @path is consumed on success and left alone on failure.
+ */
+static int
+st_lib_keep_raw(struct st_library *lib, const char *path, const char *hex, struct tc_err *err)
+{
+	char *raw = st_library_raw_path(lib, hex), *dir = NULL;
+	int rc = 0;
+
+	if (access(raw, F_OK) == 0) {
+		unlink(path);		/* deduplicated */
+	} else if (rename(path, raw) < 0) {
+		rc = tc_err_set(err, -errno, "%s: %s", raw, strerror(errno));
+		goto out;
+	}
+	dir = tc_xasprintf("%s/raw", lib->dir);
+	tc_fsync_dir(dir);
+out:
+	free(raw);
+	free(dir);
+	return rc;
+}
+
 int
 st_library_add_raw(struct st_library *lib, const char *src, bool move, const char *sha256,
 		   const char *name, const char *tags, char id_out[ST_ID_LEN + 1],
 		   struct tc_err *err)
 {
-	char hex[65], *raw = NULL, *tmp = NULL, *dir = NULL;
+	char hex[65], *raw = NULL, *tmp = NULL;
 	struct stat st;
 	int rc;
 
-	if (stat(src, &st) < 0)
-		return tc_err_set(err, -errno, "%s: %s", src, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return tc_err_set(err, -EINVAL, "%s: not a regular file", src);
+	rc = st_lib_stat_regular(src, &st, err);
+	if (rc < 0)
+		return rc;
 	if (sha256) {
 		snprintf(hex, sizeof(hex), "%s", sha256);
 	} else {
@@ -262,34 +297,22 @@ st_library_add_raw(struct st_library *lib, const char *src, bool move, const cha
 			return rc;
 	}
 	raw = st_library_raw_path(lib, hex);
-	if (access(raw, F_OK) == 0) {
-		/* deduplicated: the same bytes are already kept */
-		if (move)
-			unlink(src);
-	} else if (move) {
-		if (rename(src, raw) < 0) {
-			rc = tc_err_set(err, -errno, "%s: %s", raw, strerror(errno));
-			goto out;
-		}
-	} else {
+	if (move) {
+		rc = st_lib_keep_raw(lib, src, hex, err);
+	} else if (access(raw, F_OK) != 0) {
+		/* a copy, so that the caller's file is never renamed or half read */
 		tmp = st_library_tmp_path(lib, ".raw");
 		rc = st_copy_file(src, tmp, err);
+		if (!rc)
+			rc = st_lib_keep_raw(lib, tmp, hex, err);
 		if (rc < 0)
-			goto out;
-		if (rename(tmp, raw) < 0) {
-			rc = tc_err_set(err, -errno, "%s: %s", raw, strerror(errno));
 			unlink(tmp);
-			goto out;
-		}
 	}
-	dir = tc_xasprintf("%s/raw", lib->dir);
-	tc_fsync_dir(dir);
-	rc = st_lib_insert(lib, name && *name ? name : st_basename(src), tags, hex, st.st_size,
-			   id_out, err);
-out:
+	if (!rc)
+		rc = st_lib_insert(lib, name && *name ? name : st_basename(src), tags, hex,
+				   st.st_size, id_out, err);
 	free(raw);
 	free(tmp);
-	free(dir);
 	return rc;
 }
 
@@ -541,7 +564,7 @@ st_library_add_ingest(struct st_library *lib, const char *src, const char *name,
 		      struct tc_err *err)
 {
 	const char *shown = name && *name ? name : st_basename(src);
-	char *rawtmp = NULL, *dbtmp = NULL, *raw = NULL, *dir = NULL, *fmt = NULL;
+	char *rawtmp = NULL, *dbtmp = NULL, *fmt = NULL;
 	struct ing_opts opts = { 0 };
 	struct st_rawjob job = { 0 };
 	struct st_writer *w = NULL;
@@ -555,10 +578,9 @@ st_library_add_ingest(struct st_library *lib, const char *src, const char *name,
 	if (!stats)
 		stats = &local;
 	memset(stats, 0, sizeof(*stats));
-	if (stat(src, &st) < 0)
-		return tc_err_set(err, -errno, "%s: %s", src, strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return tc_err_set(err, -EINVAL, "%s: not a regular file", src);
+	rc = st_lib_stat_regular(src, &st, err);
+	if (rc < 0)
+		return rc;
 	rawtmp = st_library_tmp_path(lib, ".raw");
 	dbtmp = st_library_tmp_path(lib, ".db");
 	job.src = src;
@@ -592,16 +614,10 @@ st_library_add_ingest(struct st_library *lib, const char *src, const char *name,
 		rc = tc_err_set(err, -EAGAIN, "%s: the file changed while it was ingested", src);
 		goto out;
 	}
-	raw = st_library_raw_path(lib, job.hex);
-	if (access(raw, F_OK) == 0) {
-		unlink(rawtmp);		/* deduplicated: the same bytes are already kept */
-	} else if (rename(rawtmp, raw) < 0) {
-		rc = tc_err_set(err, -errno, "%s: %s", raw, strerror(errno));
+	rc = st_lib_keep_raw(lib, rawtmp, job.hex, err);
+	if (rc < 0)
 		goto out;
-	}
 	raw_kept = true;
-	dir = tc_xasprintf("%s/raw", lib->dir);
-	tc_fsync_dir(dir);
 	rc = st_lib_insert(lib, shown, tags, job.hex, st.st_size, id_out, err);
 	if (rc < 0)
 		goto out;
@@ -619,8 +635,6 @@ out:
 	}
 	free(rawtmp);
 	free(dbtmp);
-	free(raw);
-	free(dir);
 	free(fmt);
 	return rc;
 }
