@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- schemas/trace.sql - one finished trace (DATA/traces/<id>.db), version 1.
+-- schemas/trace.sql - one finished trace (DATA/traces/<id>.db), version 2.
 -- PRAGMA user_version holds the version; see docs/architecture.md for the
 -- migration story (a newer binary re-ingests from DATA/raw when a trace's
 -- version is older than it can read).
@@ -56,22 +56,33 @@ CREATE TABLE unit_depths (
 	PRIMARY KEY (unit_id, depth)
 ) WITHOUT ROWID;
 
+-- Events are packed, not one row each: a unit's events (in id order) are
+-- cut into chunks of at most 256 that never span two units.  event_chunks is
+-- the small directory a query reads to skip chunks; event_data holds the
+-- packed columns (encoding: store/st-chunk.h and docs/architecture.md).
+-- Every connection that opens a trace through neuron-explorer also sees a
+-- read-only virtual table `events` over them (store/st-vtab.c) with the
+-- columns id, unit, ts, dur, kind, depth, name, cat, value, seq, flags, args
+-- and ts_end (= ts + dur); `neuron-explorer sql` runs queries against it.
 -- kind: enum st_event_kind.  seq: position in the input file (1-based).
 -- args: JSON object text or NULL.  value: counter samples.
 -- flags: bit 0 = carries access sets / semaphores (see docs/dependencies.md).
-CREATE TABLE events (
-	id     INTEGER PRIMARY KEY,
-	unit   INTEGER NOT NULL,
-	ts     INTEGER NOT NULL,
-	dur    INTEGER NOT NULL,
-	kind   INTEGER NOT NULL,
-	depth  INTEGER NOT NULL,
-	name   INTEGER NOT NULL,
-	cat    INTEGER NOT NULL,
-	value  REAL,
-	seq    INTEGER NOT NULL,
-	flags  INTEGER NOT NULL DEFAULT 0,
-	args   TEXT
+CREATE TABLE event_chunks (
+	id        INTEGER PRIMARY KEY,	-- id of the chunk's first event
+	unit      INTEGER NOT NULL,
+	count     INTEGER NOT NULL,
+	ts_first  INTEGER NOT NULL,
+	ts_last   INTEGER NOT NULL,
+	end_max   INTEGER NOT NULL,	-- latest ts + dur in the chunk
+	min_depth INTEGER NOT NULL,
+	max_depth INTEGER NOT NULL,
+	names     BLOB NOT NULL		-- 256-bit Bloom filter of the name ids
+);
+
+CREATE TABLE event_data (
+	id   INTEGER PRIMARY KEY,	-- = event_chunks.id
+	cols BLOB NOT NULL,
+	args BLOB
 );
 
 -- Dependency edges.  kind: enum st_edge_kind.  label: flow name/id, buffer
@@ -104,7 +115,5 @@ CREATE TABLE summaries (
 ) WITHOUT ROWID;
 
 -- Created after the bulk load (store/st-finish.c):
---   CREATE INDEX events_unit_depth_ts ON events(unit, depth, ts);
---   CREATE INDEX events_name ON events(name);
 --   CREATE INDEX edges_src ON edges(src, kind);
 --   CREATE INDEX edges_dst ON edges(dst, kind);

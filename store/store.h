@@ -22,7 +22,7 @@
 #include "common/tc.h"
 
 /* Schema versions (PRAGMA user_version) of the two database kinds. */
-#define ST_TRACE_SCHEMA_VERSION 1
+#define ST_TRACE_SCHEMA_VERSION 2
 #define ST_CATALOG_SCHEMA_VERSION 1
 
 /* Device kinds (devices.kind). */
@@ -196,6 +196,15 @@ sqlite3 *st_writer_db(struct st_writer *w);
  * Return: 0 or -errno with @err set.  Close with sqlite3_close().
  */
 int st_trace_open(sqlite3 **db, const char *path, struct tc_err *err);
+
+/**
+ * st_sql_register - make the virtual table `events` (schemas/trace.sql:
+ * the packed event chunks seen as one row per event) available on @db, a
+ * connection to a per-trace database.  st_trace_open() calls it; call it on
+ * other connections (the writer's, before deps/ reads events) yourself.
+ * Return: 0 or -EIO.
+ */
+int st_sql_register(sqlite3 *db);
 
 /**
  * st_stats_to_json_text - the stats as a JSON object text (malloc'd), the

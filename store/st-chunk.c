@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/* store/st-chunk.c - encode and decode packed event chunks (st-chunk.h). */
+#include <errno.h>
+#include <string.h>
+#include "common/tc-varint.h"
+#include "store/st-chunk.h"
+#include "store/store.h"
+
+void
+st_chunk_enc_event(struct tc_buf *cols, const struct st_cev *e, int64_t prev_ts,
+		   int64_t prev_seq)
+{
+	uint8_t tmp[8 * TC_VARINT_MAX + 8], *p = tmp;
+
+	p += tc_uvarint_put(p, (uint64_t)(e->ts - prev_ts));
+	p += tc_uvarint_put(p, (uint64_t)e->dur);
+	p += tc_uvarint_put(p, ((uint64_t)e->flags << 2) | (e->kind & 3u));
+	p += tc_uvarint_put(p, (uint64_t)e->depth);
+	p += tc_uvarint_put(p, e->name);
+	p += tc_uvarint_put(p, e->cat);
+	p += tc_uvarint_put(p, tc_zigzag(e->seq - prev_seq));
+	p += tc_uvarint_put(p, e->args_len);
+	if (e->kind == ST_EV_COUNTER) {
+		uint64_t bits;
+
+		memcpy(&bits, &e->value, sizeof(bits));
+		for (int i = 0; i < 8; i++)
+			*p++ = (uint8_t)(bits >> (8 * i));
+	}
+	tc_buf_add(cols, tmp, (size_t)(p - tmp));
+}
+
+int
+st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
+		size_t args_size, struct st_cev *out)
+{
+	const uint8_t *p = cols, *end = p + size;
+	int64_t ts = ts_first, seq = 0;
+	uint64_t off = 0;
+
+	for (int i = 0; i < count; i++) {
+		struct st_cev *e = &out[i];
+		uint64_t d, dur, kf, depth, name, cat, zs, alen;
+
+		if (tc_uvarint_get(&p, end, &d) || tc_uvarint_get(&p, end, &dur) ||
+		    tc_uvarint_get(&p, end, &kf) || tc_uvarint_get(&p, end, &depth) ||
+		    tc_uvarint_get(&p, end, &name) || tc_uvarint_get(&p, end, &cat) ||
+		    tc_uvarint_get(&p, end, &zs) || tc_uvarint_get(&p, end, &alen))
+			return -EBADMSG;
+		ts += (int64_t)d;
+		seq += tc_unzigzag(zs);
+		e->ts = ts;
+		e->dur = (int64_t)dur;
+		e->kind = (uint8_t)(kf & 3);
+		e->flags = (uint8_t)(kf >> 2);
+		e->depth = (int32_t)depth;
+		e->name = (uint32_t)name;
+		e->cat = (uint32_t)cat;
+		e->seq = seq;
+		e->value = 0;
+		if (e->kind == ST_EV_COUNTER) {
+			uint64_t bits = 0;
+
+			if (end - p < 8)
+				return -EBADMSG;
+			for (int b = 0; b < 8; b++)
+				bits |= (uint64_t)p[b] << (8 * b);
+			p += 8;
+			memcpy(&e->value, &bits, sizeof(bits));
+		}
+		if (alen > args_size - off || off > args_size)
+			return -EBADMSG;
+		e->args_off = (uint32_t)off;
+		e->args_len = (uint32_t)alen;
+		off += alen;
+	}
+	return p == end ? 0 : -EBADMSG;
+}
+
+/* Three bits per name from one 32-bit mix (Murmur3's finaliser). */
+static inline uint32_t
+st_bloom_mix(uint32_t x)
+{
+	x ^= x >> 16;
+	x *= 0x85ebca6bu;
+	x ^= x >> 13;
+	x *= 0xc2b2ae35u;
+	x ^= x >> 16;
+	return x;
+}
+
+void
+st_bloom_add(uint8_t *bloom, uint32_t name)
+{
+	uint32_t h = st_bloom_mix(name);
+
+	for (int i = 0; i < 3; i++, h >>= 8)
+		bloom[(h & 0xff) >> 3] |= (uint8_t)(1u << (h & 7));
+}
+
+bool
+st_bloom_has(const uint8_t *bloom, uint32_t name)
+{
+	uint32_t h = st_bloom_mix(name);
+
+	for (int i = 0; i < 3; i++, h >>= 8)
+		if (!(bloom[(h & 0xff) >> 3] & (1u << (h & 7))))
+			return false;
+	return true;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store/st-chunk.h - private to store/: the packed event chunks of a trace
+ * (schemas/trace.sql, tables event_chunks and event_data).
+ *
+ * Events are not stored one SQLite row each: a unit's events, in id order,
+ * are cut into chunks of at most ST_CHUNK_EVENTS.  A chunk never spans two
+ * units.  Its directory row (event_chunks) holds what a query needs to skip
+ * it: the id range, unit, first and last start time, the latest end, the
+ * depth range and a Bloom filter of the names in it.  Its data row
+ * (event_data) holds two blobs:
+ *
+ *   cols: per event, in id order:
+ *         uvarint ts - previous ts (the first: ts - ts_first, i.e. 0)
+ *         uvarint dur
+ *         uvarint (flags << 2) | kind
+ *         uvarint depth
+ *         uvarint name, uvarint cat
+ *         svarint seq - previous seq (the first: seq itself)
+ *         uvarint args_len (0: no args)
+ *         8 bytes little-endian IEEE double value, counters only
+ *   args: the args texts of the chunk's events, concatenated in id order
+ *         (NULL when no event has args).
+ *
+ * uvarint is LEB128 (7 bits per byte, low first); svarint is zigzag then
+ * uvarint.  docs/architecture.md says why (ingest cost, file size).
+ */
+#ifndef ST_CHUNK_H
+#define ST_CHUNK_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include "common/tc.h"
+
+#define ST_CHUNK_EVENTS 256	/* events per chunk, at most */
+#define ST_BLOOM_BYTES 32	/* 256-bit name filter per chunk */
+
+/** struct st_cev - one decoded event of a chunk. */
+struct st_cev {
+	int64_t ts, dur, seq;
+	double value;		/* counters; 0 otherwise */
+	uint32_t name, cat;
+	uint32_t args_off;	/* into the chunk's args blob */
+	uint32_t args_len;	/* 0: NULL */
+	int32_t depth;
+	uint8_t kind, flags;
+};
+
+/** struct st_chunk_dir - one event_chunks row. */
+struct st_chunk_dir {
+	int64_t first;		/* id of the first event (the row id) */
+	int64_t ts_first, ts_last, end_max;
+	int32_t unit, count;
+	int32_t min_depth, max_depth;
+	uint8_t bloom[ST_BLOOM_BYTES];
+};
+
+/**
+ * st_chunk_enc_event - append event @e to the cols blob @cols being built;
+ * @prev_ts and @prev_seq are the previous event's (ts_first and 0 for the
+ * first event of a chunk).
+ */
+void st_chunk_enc_event(struct tc_buf *cols, const struct st_cev *e, int64_t prev_ts,
+			int64_t prev_seq);
+
+/**
+ * st_chunk_decode - decode @count events of a cols blob into @out (room for
+ * @count).  @ts_first is the chunk's.  The args offsets are computed from the
+ * args lengths; @args_size is the size of the args blob, to check them.
+ * Return: 0, or -EBADMSG when the blob is short, long or inconsistent.
+ */
+int st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
+		    size_t args_size, struct st_cev *out);
+
+/** st_bloom_add - set name @name's bits in @bloom. */
+void st_bloom_add(uint8_t *bloom, uint32_t name);
+/** st_bloom_has - false when @name is certainly not in the chunk. */
+bool st_bloom_has(const uint8_t *bloom, uint32_t name);
+
+#endif
