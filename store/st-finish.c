@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "store/store-int.h"
+#include "store/st-chunk.h"
 #include "deps/deps.h"
 
 /*
@@ -163,23 +164,23 @@ st_pend_flush(struct st_pend *p, int64_t b, struct st_bvec *out)
 	}
 }
 
-#define ST_BATCH 32		/* rows per multi-row INSERT */
+#define ST_BATCH 32		/* summary rows per multi-row INSERT */
 
-struct st_evrow {
-	int64_t id, ts, dur, seq;
-	int unit, kind, depth, flags;
-	uint32_t name, cat, args_len;
-	double value;
-	const char *args;
+/* The chunk being filled (store/st-chunk.h): one unit's next events. */
+struct st_cbuild {
+	struct st_chunk_dir dir;
+	struct tc_buf cols, args;
+	int64_t prev_ts, prev_seq;
+	bool has_args;
 };
 
 struct st_fin {
 	struct st_writer *w;
-	sqlite3_stmt *ins_evn, *ins_sumn;	/* ST_BATCH rows */
-	struct st_evrow rows[ST_BATCH];
-	int nrows;
+	sqlite3_stmt *ins_sumn;		/* ST_BATCH rows */
+	sqlite3_stmt *ins_chunk, *ins_data;
+	struct st_cbuild cb;
 	int64_t t0, c0;		/* NX_STORE_TIMING=1: phase times on stderr */
-	sqlite3_stmt *ins_ev, *ins_sum, *ins_depth;
+	sqlite3_stmt *ins_sum, *ins_depth;
 	int64_t origin, bucket_ns;
 	uint32_t *map;		/* seq -> id */
 	/* current unit */
@@ -384,53 +385,80 @@ st_fin_summarise(struct st_fin *f, int kind, int depth, int64_t ts, int64_t dur,
 	}
 }
 
-static void
-st_evrow_bind(sqlite3_stmt *s, int o, const struct st_evrow *r)
+/* Write the chunk being filled, if any: its directory row and its data. */
+static int
+st_fin_chunk_flush(struct st_fin *f)
 {
-	sqlite3_bind_int64(s, o + 1, r->id);
-	sqlite3_bind_int(s, o + 2, r->unit);
-	sqlite3_bind_int64(s, o + 3, r->ts);
-	sqlite3_bind_int64(s, o + 4, r->dur);
-	sqlite3_bind_int(s, o + 5, r->kind);
-	sqlite3_bind_int(s, o + 6, r->depth);
-	sqlite3_bind_int64(s, o + 7, r->name);
-	sqlite3_bind_int64(s, o + 8, r->cat);
-	if (r->kind == ST_EV_COUNTER)
-		sqlite3_bind_double(s, o + 9, r->value);
+	struct st_cbuild *cb = &f->cb;
+	sqlite3_stmt *c = f->ins_chunk, *d = f->ins_data;
+	int rc = 0;
+
+	if (!cb->dir.count)
+		return 0;
+	sqlite3_bind_int64(c, 1, cb->dir.first);
+	sqlite3_bind_int(c, 2, cb->dir.unit);
+	sqlite3_bind_int(c, 3, cb->dir.count);
+	sqlite3_bind_int64(c, 4, cb->dir.ts_first);
+	sqlite3_bind_int64(c, 5, cb->dir.ts_last);
+	sqlite3_bind_int64(c, 6, cb->dir.end_max);
+	sqlite3_bind_int(c, 7, cb->dir.min_depth);
+	sqlite3_bind_int(c, 8, cb->dir.max_depth);
+	sqlite3_bind_blob(c, 9, cb->dir.bloom, ST_BLOOM_BYTES, SQLITE_STATIC);
+	sqlite3_bind_int64(d, 1, cb->dir.first);
+	sqlite3_bind_blob(d, 2, cb->cols.data, (int)cb->cols.len, SQLITE_STATIC);
+	if (cb->has_args)
+		sqlite3_bind_blob(d, 3, cb->args.data, (int)cb->args.len, SQLITE_STATIC);
 	else
-		sqlite3_bind_null(s, o + 9);
-	sqlite3_bind_int64(s, o + 10, r->seq);
-	sqlite3_bind_int(s, o + 11, r->flags);
-	if (r->args)
-		sqlite3_bind_text(s, o + 12, r->args, (int)r->args_len, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, o + 12);
+		sqlite3_bind_null(d, 3);
+	if (sqlite3_step(c) != SQLITE_DONE || sqlite3_step(d) != SQLITE_DONE)
+		rc = tc_err_set(f->err, -EIO, "events: %s", sqlite3_errmsg(f->w->db));
+	sqlite3_reset(c);
+	sqlite3_reset(d);
+	memset(&cb->dir, 0, sizeof(cb->dir));
+	tc_buf_reset(&cb->cols);
+	tc_buf_reset(&cb->args);
+	cb->has_args = false;
+	return rc;
 }
 
-/* Write the pending rows: one multi-row INSERT when the batch is full. */
+/* Append event @e (id @id of unit @unit) to the chunk, starting a new one when
+ * the unit changes or the chunk is full. */
 static int
-st_fin_ev_flush(struct st_fin *f)
+st_fin_chunk_add(struct st_fin *f, int64_t id, int unit, const struct st_cev *e,
+		 const char *args)
 {
-	int i, rc = 0;
+	struct st_cbuild *cb = &f->cb;
+	struct st_chunk_dir *dir = &cb->dir;
+	int rc = 0;
 
-	if (f->nrows == ST_BATCH) {
-		for (i = 0; i < ST_BATCH; i++)
-			st_evrow_bind(f->ins_evn, i * 12, &f->rows[i]);
-		if (sqlite3_step(f->ins_evn) != SQLITE_DONE)
-			rc = -EIO;
-		sqlite3_reset(f->ins_evn);
-	} else {
-		for (i = 0; rc == 0 && i < f->nrows; i++) {
-			st_evrow_bind(f->ins_ev, 0, &f->rows[i]);
-			if (sqlite3_step(f->ins_ev) != SQLITE_DONE)
-				rc = -EIO;
-			sqlite3_reset(f->ins_ev);
-		}
+	if (dir->count && (dir->unit != unit || dir->count == ST_CHUNK_EVENTS)) {
+		rc = st_fin_chunk_flush(f);
+		if (rc < 0)
+			return rc;
 	}
-	f->nrows = 0;
-	if (rc < 0)
-		rc = tc_err_set(f->err, -EIO, "events: %s", sqlite3_errmsg(f->w->db));
-	return rc;
+	if (!dir->count) {
+		dir->first = id;
+		dir->unit = unit;
+		dir->ts_first = e->ts;
+		dir->end_max = e->ts + e->dur;
+		dir->min_depth = dir->max_depth = e->depth;
+		cb->prev_ts = e->ts;
+		cb->prev_seq = 0;
+	}
+	st_chunk_enc_event(&cb->cols, e, cb->prev_ts, cb->prev_seq);
+	cb->prev_ts = e->ts;
+	cb->prev_seq = e->seq;
+	dir->count++;
+	dir->ts_last = e->ts;
+	dir->end_max = TC_MAX(dir->end_max, e->ts + e->dur);
+	dir->min_depth = TC_MIN(dir->min_depth, e->depth);
+	dir->max_depth = TC_MAX(dir->max_depth, e->depth);
+	st_bloom_add(dir->bloom, e->name);
+	if (e->args_len) {
+		tc_buf_add(&cb->args, args, e->args_len);
+		cb->has_args = true;
+	}
+	return 0;
 }
 
 /* (unit, ts, dur DESC, seq): the final id order. */
@@ -621,32 +649,24 @@ st_fin_events(struct st_fin *f)
 		u->last = id;
 
 		{
-			struct st_evrow *r = &f->rows[f->nrows++];
+			struct st_cev e = {
+				.ts = ts, .dur = dur, .seq = k->seq, .name = rec.name,
+				.cat = rec.cat, .depth = depth, .kind = (uint8_t)kind,
+				.flags = rec.flags, .value = kind == ST_EV_COUNTER ? rec.value : 0,
+			};
+			const char *args = NULL;
 
-			r->id = id;
-			r->unit = unit;
-			r->ts = ts;
-			r->dur = dur;
-			r->kind = kind;
-			r->depth = depth;
-			r->name = rec.name;
-			r->cat = rec.cat;
-			r->value = rec.value;
-			r->seq = k->seq;
-			r->flags = rec.flags;
-			r->args = NULL;
-			r->args_len = rec.args_len;
-			if (rec.args_len && rec.args_off + rec.args_len <= w->args.mapsz)
-				r->args = w->args.map + rec.args_off;
-		}
-		/* the args pointers stay valid across st_spill_drop() */
-		if (f->nrows == ST_BATCH) {
-			rc = st_fin_ev_flush(f);
+			if (rec.args_len && rec.args_off + rec.args_len <= w->args.mapsz) {
+				args = w->args.map + rec.args_off;
+				e.args_len = rec.args_len;
+			}
+			/* the args pointers stay valid across st_spill_drop() */
+			rc = st_fin_chunk_add(f, id, unit, &e, args);
 			if (rc < 0)
 				goto out;
 		}
 	}
-	rc = st_fin_ev_flush(f);
+	rc = st_fin_chunk_flush(f);
 	if (rc < 0)
 		goto out;
 	rc = st_fin_unit_end(f);
@@ -799,13 +819,6 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 		struct tc_buf sql;
 
 		tc_buf_init(&sql);
-		tc_buf_adds(&sql, "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-		for (int i = 1; i < ST_BATCH; i++)
-			tc_buf_adds(&sql, ",(?,?,?,?,?,?,?,?,?,?,?,?)");
-		if (sqlite3_prepare_v2(w->db, sql.data, -1, &f.ins_evn, NULL) != SQLITE_OK)
-			f.ins_evn = NULL;
-		tc_buf_free(&sql);
-		tc_buf_init(&sql);
 		tc_buf_adds(&sql, "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?)");
 		for (int i = 1; i < ST_BATCH; i++)
 			tc_buf_adds(&sql, ",(?,?,?,?,?,?,?,?,?,?)");
@@ -813,9 +826,13 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 			f.ins_sumn = NULL;
 		tc_buf_free(&sql);
 	}
-	if (!f.ins_evn || !f.ins_sumn ||
-	    sqlite3_prepare_v2(w->db, "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", -1,
-			       &f.ins_ev, NULL) != SQLITE_OK ||
+	tc_buf_init(&f.cb.cols);
+	tc_buf_init(&f.cb.args);
+	if (!f.ins_sumn ||
+	    sqlite3_prepare_v2(w->db, "INSERT INTO event_chunks VALUES (?,?,?,?,?,?,?,?,?)", -1,
+			       &f.ins_chunk, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(w->db, "INSERT INTO event_data VALUES (?,?,?)", -1,
+			       &f.ins_data, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(w->db, "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?)", -1,
 			       &f.ins_sum, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(w->db, "INSERT INTO unit_depths VALUES (?,?,?,?)", -1,
@@ -835,6 +852,8 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	if (!rc)
 		rc = st_fin_tables(&f);
 	st_fin_time(&f, "edges");
+	if (!rc && st_sql_register(w->db) < 0)
+		rc = tc_err_set(err, -EIO, "%s: events table: %s", path, sqlite3_errmsg(w->db));
 	if (!rc)
 		rc = deps_derive(w, w->db, &w->stats, err);
 	st_fin_time(&f, "deps");
@@ -844,15 +863,9 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	 * After the bulk load: measured cheaper than maintaining them per row.
 	 * SQLite's sorter hands a full in-memory run (its size is the page
 	 * cache) to a worker thread (PRAGMA threads=2, st-writer.c) and goes on
-	 * scanning: with a 4 MiB cache the runs of a big trace are sorted in
-	 * parallel, with the 64 MiB one a 2.4M-event trace was one run sorted
-	 * in this thread (big.json: 2.7 s -> 1.4 s wall for the two indexes).
-	 * Nothing after this needs the page cache any more.
+	 * scanning: with a 4 MiB cache big runs are sorted in parallel.
 	 */
-	rc = st_exec(w->db, "PRAGMA cache_size=-4096;"
-		     "CREATE INDEX events_unit_depth_ts ON events(unit, depth, ts);"
-		     "CREATE INDEX events_name ON events(name);", err);
-	st_fin_time(&f, "idx-ev");
+	rc = st_exec(w->db, "PRAGMA cache_size=-4096;", err);
 	if (!rc)
 		rc = st_exec(w->db, "CREATE INDEX edges_src ON edges(src, kind);"
 			     "CREATE INDEX edges_dst ON edges(dst, kind);", err);
@@ -878,8 +891,10 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 out:
 	if (stats)
 		*stats = w->stats;
-	sqlite3_finalize(f.ins_ev);
-	sqlite3_finalize(f.ins_evn);
+	sqlite3_finalize(f.ins_chunk);
+	sqlite3_finalize(f.ins_data);
+	tc_buf_free(&f.cb.cols);
+	tc_buf_free(&f.cb.args);
 	sqlite3_finalize(f.ins_sumn);
 	sqlite3_finalize(f.ins_sum);
 	sqlite3_finalize(f.ins_depth);
