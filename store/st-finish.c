@@ -182,6 +182,10 @@ struct st_fin {
 	int64_t t0, c0;		/* NX_STORE_TIMING=1: phase times on stderr */
 	sqlite3_stmt *ins_sum, *ins_depth;
 	int64_t origin, bucket_ns;
+	/* the current unit's lowest summary level and its bucket width */
+	int ushift;
+	int64_t ubucket_ns;
+	int64_t *uspan;		/* per unit: [3u] first ts, [3u + 1] last end, [3u + 2] events */
 	uint32_t *map;		/* seq -> id */
 	/* current unit */
 	int unit;
@@ -267,7 +271,7 @@ static int
 st_fin_unit_end(struct st_fin *f)
 {
 	struct st_bvec next = { 0 };
-	int level = 0, rc = 0;
+	int level = f->ushift, rc = 0;
 	size_t i;
 
 	if (!f->unit)
@@ -355,7 +359,7 @@ st_fin_depth_note(struct st_fin *f, int depth, int64_t dur)
 static int64_t
 st_fin_bucket(const struct st_fin *f, int64_t ts)
 {
-	return (ts - f->origin) / f->bucket_ns;
+	return (ts - f->origin) / f->ubucket_ns;
 }
 
 static void
@@ -376,7 +380,7 @@ st_fin_summarise(struct st_fin *f, int kind, int depth, int64_t ts, int64_t dur,
 		return;
 	end = ts + dur;
 	for (t = ts; t < end; t = e, b++) {
-		int64_t bend = f->origin + (b + 1) * f->bucket_ns;
+		int64_t bend = f->origin + (b + 1) * f->ubucket_ns;
 
 		e = TC_MIN(end, bend);
 		k = st_pend_at(&f->pend, b);
@@ -581,6 +585,27 @@ st_keys_sort(struct st_key *k, size_t n)
 	st_keys_introsort(k, n, depth);
 }
 
+/*
+ * The unit's lowest summary level: the first whose buckets, over the unit's
+ * own span, hold about ST_EVENTS_PER_BUCKET of its events on average.  A
+ * sparse unit (a counter sampled now and then, a thread with a few slices)
+ * then costs rows in proportion to its events, not to the trace's level-0
+ * resolution; the server reads the lowest level of a unit when a finer one
+ * is asked for (server/srv-trace.c).
+ */
+static void
+st_fin_unit_level(struct st_fin *f, int unit)
+{
+	int64_t span = f->uspan[3 * unit + 1] - f->uspan[3 * unit];
+	int64_t want = span / TC_MAX((int64_t)1, f->uspan[3 * unit + 2] / ST_EVENTS_PER_BUCKET);
+	int shift = 0;
+
+	while (shift < 40 && (f->bucket_ns << shift) < want)
+		shift++;
+	f->ushift = shift;
+	f->ubucket_ns = f->bucket_ns << shift;
+}
+
 static int
 st_fin_events(struct st_fin *f)
 {
@@ -598,6 +623,16 @@ st_fin_events(struct st_fin *f)
 	}
 	st_keys_sort(w->keys, n);
 	st_fin_time(f, "sort");
+	/* per unit: event count and span, for its lowest summary level */
+	f->uspan = tc_xcalloc(3 * ((size_t)w->nunits + 1), sizeof(*f->uspan));
+	for (i = 0; i < n; i++) {
+		const struct st_key *k = &w->keys[i];
+		int64_t *us = &f->uspan[3 * k->unit];
+
+		if (!us[2]++)
+			us[0] = us[1] = k->ts;
+		us[1] = TC_MAX(us[1], k->ts + k->dur);
+	}
 	for (i = 0; i < n; i++) {
 		const struct st_key *k = &w->keys[i];
 		int unit = k->unit;
@@ -621,6 +656,7 @@ st_fin_events(struct st_fin *f)
 			if (rc < 0)
 				goto out;
 			f->unit = unit;
+			st_fin_unit_level(f, unit);
 			w->units[unit].first = id + 1;
 		}
 		u = &w->units[unit];
@@ -899,6 +935,7 @@ out:
 	sqlite3_finalize(f.ins_sum);
 	sqlite3_finalize(f.ins_depth);
 	free(f.map);
+	free(f.uspan);
 	free(f.stack);
 	free(f.dmax);
 	free(f.dcount);

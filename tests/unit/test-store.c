@@ -96,9 +96,11 @@ main(void)
 		  " WHERE s.s='parent' AND t.s='late'"), 1, "edge remapped to final ids");
 	is_int(q1(db, "SELECT max_dur FROM unit_depths WHERE depth=0 AND unit_id=1"), 1000,
 	       "max duration per depth");
-	is_int(q1(db, "SELECT sum(count) FROM summaries WHERE level=0"), 7,
-	       "level-0 summaries count every event");
-	is_int(q1(db, "SELECT sum(busy) FROM summaries WHERE level=0 AND unit_id=1"), 1000,
+	is_int(q1(db, "SELECT sum(count) FROM summaries s WHERE level=(SELECT min(level) FROM"
+		  " summaries WHERE unit_id=s.unit_id)"), 7,
+	       "each unit's lowest summary level counts every event");
+	is_int(q1(db, "SELECT sum(busy) FROM summaries WHERE unit_id=1 AND level=(SELECT"
+		  " min(level) FROM summaries WHERE unit_id=1)"), 1000,
 	       "busy time is depth-0 time");
 	is_int(q1(db, "SELECT count(*) FROM summaries s WHERE level=(SELECT max(level) FROM"
 		  " summaries WHERE unit_id=s.unit_id) AND unit_id=2"), 1,
@@ -183,8 +185,12 @@ main(void)
 		is_int(q1(db, "SELECT count(*) FROM units x WHERE event_count != (SELECT count(*) FROM"
 			  " events WHERE unit = x.id AND id BETWEEN x.first_event AND x.last_event)"), 0,
 		       "unit id ranges hold exactly their events");
-		is_int(q1(db, "SELECT sum(count) FROM summaries WHERE level = 0"), n,
-		       "level-0 summaries count every event");
+		is_int(q1(db, "SELECT sum(count) FROM summaries s WHERE level = (SELECT min(level)"
+			  " FROM summaries WHERE unit_id = s.unit_id)"), n,
+		       "each unit's lowest summary level counts every event");
+		is_int(q1(db, "SELECT count(*) FROM summaries s WHERE level = (SELECT min(level)"
+			  " FROM summaries WHERE unit_id = s.unit_id)") <= n / 8, 1,
+		       "a unit's lowest level holds several events per bucket");
 		sqlite3_close(db);
 		free(p2);
 	}
