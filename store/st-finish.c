@@ -177,7 +177,7 @@ struct st_cbuild {
 struct st_fin {
 	struct st_writer *w;
 	sqlite3_stmt *ins_sumn;		/* ST_BATCH rows */
-	sqlite3_stmt *ins_chunk, *ins_data;
+	struct st_chunk_out out;	/* chunk inserts, on a second thread */
 	struct st_cbuild cb;
 	int64_t t0, c0;		/* NX_STORE_TIMING=1: phase times on stderr */
 	sqlite3_stmt *ins_sum, *ins_depth;
@@ -389,39 +389,20 @@ st_fin_summarise(struct st_fin *f, int kind, int depth, int64_t ts, int64_t dur,
 	}
 }
 
-/* Write the chunk being filled, if any: its directory row and its data. */
+/* Hand the chunk being filled, if any, to the insert thread. */
 static int
 st_fin_chunk_flush(struct st_fin *f)
 {
 	struct st_cbuild *cb = &f->cb;
-	sqlite3_stmt *c = f->ins_chunk, *d = f->ins_data;
-	int rc = 0;
+	int rc;
 
 	if (!cb->dir.count)
 		return 0;
-	sqlite3_bind_int64(c, 1, cb->dir.first);
-	sqlite3_bind_int(c, 2, cb->dir.unit);
-	sqlite3_bind_int(c, 3, cb->dir.count);
-	sqlite3_bind_int64(c, 4, cb->dir.ts_first);
-	sqlite3_bind_int64(c, 5, cb->dir.ts_last);
-	sqlite3_bind_int64(c, 6, cb->dir.end_max);
-	sqlite3_bind_int(c, 7, cb->dir.min_depth);
-	sqlite3_bind_int(c, 8, cb->dir.max_depth);
-	sqlite3_bind_blob(c, 9, cb->dir.bloom, ST_BLOOM_BYTES, SQLITE_STATIC);
-	sqlite3_bind_int64(d, 1, cb->dir.first);
-	sqlite3_bind_blob(d, 2, cb->cols.data, (int)cb->cols.len, SQLITE_STATIC);
-	if (cb->has_args)
-		sqlite3_bind_blob(d, 3, cb->args.data, (int)cb->args.len, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(d, 3);
-	if (sqlite3_step(c) != SQLITE_DONE || sqlite3_step(d) != SQLITE_DONE)
-		rc = tc_err_set(f->err, -EIO, "events: %s", sqlite3_errmsg(f->w->db));
-	sqlite3_reset(c);
-	sqlite3_reset(d);
+	rc = st_chunk_out_put(&f->out, &cb->dir, &cb->cols, &cb->args, cb->has_args);
 	memset(&cb->dir, 0, sizeof(cb->dir));
-	tc_buf_reset(&cb->cols);
-	tc_buf_reset(&cb->args);
 	cb->has_args = false;
+	if (rc < 0)
+		rc = st_chunk_out_finish(&f->out, f->err);
 	return rc;
 }
 
@@ -652,7 +633,9 @@ st_fin_events(struct st_fin *f)
 		}
 		kind = rec.kind;
 		if (unit != f->unit) {
+			st_chunk_out_lock(&f->out);
 			rc = st_fin_unit_end(f);
+			st_chunk_out_unlock(&f->out);
 			if (rc < 0)
 				goto out;
 			f->unit = unit;
@@ -705,8 +688,16 @@ st_fin_events(struct st_fin *f)
 	rc = st_fin_chunk_flush(f);
 	if (rc < 0)
 		goto out;
+	rc = st_chunk_out_finish(&f->out, f->err);
+	if (rc < 0)
+		goto out;
 	rc = st_fin_unit_end(f);
 out:
+	if (rc < 0) {
+		struct tc_err ignore;
+
+		st_chunk_out_finish(&f->out, &ignore);
+	}
 	/* the keys and the spill files are not needed any more */
 	free(w->keys);
 	w->keys = NULL;
@@ -865,10 +856,7 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	tc_buf_init(&f.cb.cols);
 	tc_buf_init(&f.cb.args);
 	if (!f.ins_sumn ||
-	    sqlite3_prepare_v2(w->db, "INSERT INTO event_chunks VALUES (?,?,?,?,?,?,?,?,?)", -1,
-			       &f.ins_chunk, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(w->db, "INSERT INTO event_data VALUES (?,?,?)", -1,
-			       &f.ins_data, NULL) != SQLITE_OK ||
+
 	    sqlite3_prepare_v2(w->db, "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?)", -1,
 			       &f.ins_sum, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(w->db, "INSERT INTO unit_depths VALUES (?,?,?,?)", -1,
@@ -881,7 +869,9 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	if (getenv("NX_STORE_TIMING") && !strcmp(getenv("NX_STORE_TIMING"), "1"))
 		f.t0 = tc_mono_ns();
 	st_fin_time(&f, "add");
-	rc = st_fin_events(&f);
+	rc = st_chunk_out_start(&f.out, w->db, err);
+	if (!rc)
+		rc = st_fin_events(&f);
 	st_fin_time(&f, "events");
 	if (!rc)
 		rc = st_fin_edges(&f);
@@ -927,13 +917,16 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 out:
 	if (stats)
 		*stats = w->stats;
-	sqlite3_finalize(f.ins_chunk);
-	sqlite3_finalize(f.ins_data);
 	tc_buf_free(&f.cb.cols);
 	tc_buf_free(&f.cb.args);
 	sqlite3_finalize(f.ins_sumn);
 	sqlite3_finalize(f.ins_sum);
 	sqlite3_finalize(f.ins_depth);
+	{
+		struct tc_err ignore;
+
+		st_chunk_out_finish(&f.out, &ignore);	/* no-op unless failed early */
+	}
 	free(f.map);
 	free(f.uspan);
 	free(f.stack);
