@@ -185,7 +185,6 @@ struct st_fin {
 	/* the current unit's lowest summary level and its bucket width */
 	int ushift;
 	int64_t ubucket_ns;
-	int64_t *uspan;		/* per unit: [3u] first ts, [3u + 1] last end, [3u + 2] events */
 	uint32_t *map;		/* seq -> id */
 	/* current unit */
 	int unit;
@@ -446,126 +445,6 @@ st_fin_chunk_add(struct st_fin *f, int64_t id, int unit, const struct st_cev *e,
 	return 0;
 }
 
-/* (unit, ts, dur DESC, seq): the final id order. */
-static inline bool
-st_key_lt(const struct st_key *x, const struct st_key *y)
-{
-	if (x->unit != y->unit)
-		return x->unit < y->unit;
-	if (x->ts != y->ts)
-		return x->ts < y->ts;
-	if (x->dur != y->dur)
-		return x->dur > y->dur;
-	return x->seq < y->seq;
-}
-
-static inline void
-st_key_swap(struct st_key *a, struct st_key *b)
-{
-	struct st_key t = *a;
-
-	*a = *b;
-	*b = t;
-}
-
-static void
-st_keys_sift(struct st_key *k, size_t i, size_t n)
-{
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= n)
-			return;
-		if (c + 1 < n && st_key_lt(&k[c], &k[c + 1]))
-			c++;
-		if (!st_key_lt(&k[i], &k[c]))
-			return;
-		st_key_swap(&k[i], &k[c]);
-		i = c;
-	}
-}
-
-/*
- * Introsort in place: glibc's qsort() allocates a copy of the array for its
- * merge sort (another 24 bytes per event at the peak), and the comparison
- * inlines here.  Keys are distinct (seq), median-of-three pivots, heapsort
- * when the recursion gets deep.
- */
-static void
-st_keys_introsort(struct st_key *k, size_t n, int depth)
-{
-	while (n > 16) {
-		size_t i, j, m = n / 2;
-		struct st_key p;
-
-		if (depth-- == 0) {
-			for (i = n / 2; i-- > 0;)
-				st_keys_sift(k, i, n);
-			for (i = n - 1; i > 0; i--) {
-				st_key_swap(&k[0], &k[i]);
-				st_keys_sift(k, 0, i);
-			}
-			return;
-		}
-		if (st_key_lt(&k[m], &k[0]))
-			st_key_swap(&k[m], &k[0]);
-		if (st_key_lt(&k[n - 1], &k[0]))
-			st_key_swap(&k[n - 1], &k[0]);
-		if (st_key_lt(&k[n - 1], &k[m]))
-			st_key_swap(&k[n - 1], &k[m]);
-		p = k[m];
-		i = 0;
-		j = n - 1;
-		for (;;) {		/* Hoare partition */
-			while (st_key_lt(&k[i], &p))
-				i++;
-			while (st_key_lt(&p, &k[j]))
-				j--;
-			if (i >= j)
-				break;
-			st_key_swap(&k[i], &k[j]);
-			i++;
-			j--;
-		}
-		/* [0, j] <= p <= [j + 1, n): recurse into the smaller side */
-		if (j + 1 < n - j - 1) {
-			st_keys_introsort(k, j + 1, depth);
-			k += j + 1;
-			n -= j + 1;
-		} else {
-			st_keys_introsort(k + j + 1, n - j - 1, depth);
-			n = j + 1;
-		}
-	}
-	for (size_t i = 1; i < n; i++) {	/* insertion sort */
-		struct st_key x = k[i];
-		size_t j = i;
-
-		while (j > 0 && st_key_lt(&x, &k[j - 1])) {
-			k[j] = k[j - 1];
-			j--;
-		}
-		k[j] = x;
-	}
-}
-
-/* Sort the keys; already sorted input (one unit, in time order) is common. */
-static void
-st_keys_sort(struct st_key *k, size_t n)
-{
-	size_t i;
-	int depth = 0;
-
-	for (i = 1; i < n; i++)
-		if (st_key_lt(&k[i], &k[i - 1]))
-			break;
-	if (i >= n)
-		return;
-	for (i = n; i > 1; i >>= 1)
-		depth += 2;
-	st_keys_introsort(k, n, depth);
-}
-
 /*
  * The unit's lowest summary level: the first whose buckets, over the unit's
  * own span, hold about ST_EVENTS_PER_BUCKET of its events on average.  A
@@ -577,8 +456,8 @@ st_keys_sort(struct st_key *k, size_t n)
 static void
 st_fin_unit_level(struct st_fin *f, int unit)
 {
-	int64_t span = f->uspan[3 * unit + 1] - f->uspan[3 * unit];
-	int64_t want = span / TC_MAX((int64_t)1, f->uspan[3 * unit + 2] / ST_EVENTS_PER_BUCKET);
+	const struct st_unit_def *u = &f->w->units[unit];
+	int64_t want = (u->end_max - u->ts_min) / TC_MAX((int64_t)1, u->n_add / ST_EVENTS_PER_BUCKET);
 	int shift = 0;
 
 	while (shift < 40 && (f->bucket_ns << shift) < want)
@@ -591,7 +470,8 @@ static int
 st_fin_events(struct st_fin *f)
 {
 	struct st_writer *w = f->w;
-	size_t n = (size_t)w->seq, i, touched = 0;
+	const struct st_key *k;
+	size_t touched = 0;
 	int64_t id = 0;
 	int rc = 0;
 
@@ -602,20 +482,9 @@ st_fin_events(struct st_fin *f)
 		rc = tc_err_set(f->err, rc, "%s: staging: %s", w->path, strerror(-rc));
 		goto out;
 	}
-	st_keys_sort(w->keys, n);
+	st_keys_sort_all(&w->keys);
 	st_fin_time(f, "sort");
-	/* per unit: event count and span, for its lowest summary level */
-	f->uspan = tc_xcalloc(3 * ((size_t)w->nunits + 1), sizeof(*f->uspan));
-	for (i = 0; i < n; i++) {
-		const struct st_key *k = &w->keys[i];
-		int64_t *us = &f->uspan[3 * k->unit];
-
-		if (!us[2]++)
-			us[0] = us[1] = k->ts;
-		us[1] = TC_MAX(us[1], k->ts + k->dur);
-	}
-	for (i = 0; i < n; i++) {
-		const struct st_key *k = &w->keys[i];
+	while ((k = st_keys_next(&w->keys))) {
 		int unit = k->unit;
 		int64_t ts = k->ts, dur = k->dur;
 		struct st_rec rec;
@@ -699,9 +568,7 @@ out:
 		st_chunk_out_finish(&f->out, &ignore);
 	}
 	/* the keys and the spill files are not needed any more */
-	free(w->keys);
-	w->keys = NULL;
-	w->capkeys = 0;
+	st_keys_free(&w->keys);
 	st_spill_close(&w->recs);
 	st_spill_close(&w->args);
 	return rc;
@@ -928,7 +795,6 @@ out:
 		st_chunk_out_finish(&f.out, &ignore);	/* no-op unless failed early */
 	}
 	free(f.map);
-	free(f.uspan);
 	free(f.stack);
 	free(f.dmax);
 	free(f.dcount);
