@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * store/st-keys.c - the writer's sort keys: one 24-byte key per event, kept
- * in runs of ST_RUN_KEYS.  Each full run is sorted by a background thread
+ * in runs of ST_RUN_KEYS (NX_STORE_RUN_KEYS=N sets it, for tests).  Each full run is sorted by a background thread
  * while the reader goes on parsing; st_keys_sort_all() sorts the last one
  * and st_keys_next() merges the runs into the final id order
  * (unit, ts, dur DESC, seq) without copying them.
@@ -155,7 +155,7 @@ st_keys_thread(void *arg)
 		r = ks->sorted;
 		run = ks->runs[r];	/* the array may be reallocated meanwhile */
 		pthread_mutex_unlock(&ks->mu);
-		st_keys_sort(run, ST_RUN_KEYS);
+		st_keys_sort(run, ks->run);
 		pthread_mutex_lock(&ks->mu);
 		ks->sorted++;
 		pthread_cond_broadcast(&ks->cv);
@@ -167,7 +167,12 @@ st_keys_thread(void *arg)
 void
 st_keys_init(struct st_keys *ks)
 {
+	const char *e = getenv("NX_STORE_RUN_KEYS");	/* for tests: small runs */
+
 	memset(ks, 0, sizeof(*ks));
+	ks->run = ST_RUN_KEYS;
+	if (e && atol(e) >= 16)
+		ks->run = (size_t)atol(e);
 	pthread_mutex_init(&ks->mu, NULL);
 	pthread_cond_init(&ks->cv, NULL);
 }
@@ -175,10 +180,10 @@ st_keys_init(struct st_keys *ks)
 struct st_key *
 st_keys_push(struct st_keys *ks)
 {
-	size_t r = ks->n / ST_RUN_KEYS, i = ks->n % ST_RUN_KEYS;
+	size_t r = ks->n / ks->run, i = ks->n % ks->run;
 
 	if (i == 0) {
-		struct st_key *run = tc_xmalloc(ST_RUN_KEYS * sizeof(*run));
+		struct st_key *run = tc_xmalloc(ks->run * sizeof(*run));
 
 		if (ks->thr_on)
 			pthread_mutex_lock(&ks->mu);
@@ -213,7 +218,7 @@ st_keys_push(struct st_keys *ks)
 static size_t
 st_run_len(const struct st_keys *ks, size_t r)
 {
-	return r + 1 < ks->nruns ? ST_RUN_KEYS : ks->n - r * ST_RUN_KEYS;
+	return r + 1 < ks->nruns ? ks->run : ks->n - r * ks->run;
 }
 
 /* Heap of run indices ordered by their current key. */
@@ -263,7 +268,7 @@ st_keys_sort_all(struct st_keys *ks)
 		ks->thr_on = false;
 	} else {
 		for (r = 0; r + 1 < ks->nruns; r++)
-			st_keys_sort(ks->runs[r], ST_RUN_KEYS);
+			st_keys_sort(ks->runs[r], ks->run);
 	}
 	ks->pos = tc_xcalloc(ks->nruns, sizeof(*ks->pos));
 	ks->heap = tc_xmalloc(ks->nruns * sizeof(*ks->heap));
@@ -296,6 +301,8 @@ st_keys_next(struct st_keys *ks)
 void
 st_keys_free(struct st_keys *ks)
 {
+	if (!ks->run)		/* never initialised, or freed already */
+		return;
 	if (ks->thr_on) {
 		pthread_mutex_lock(&ks->mu);
 		ks->quit = true;

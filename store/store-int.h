@@ -53,6 +53,7 @@ struct st_key {
 struct st_keys {
 	struct st_key **runs;
 	size_t nruns, caprun, n;
+	size_t run;		/* keys per run */
 	pthread_t thr;
 	bool thr_on, no_thr, quit;
 	pthread_mutex_t mu;
