@@ -28,8 +28,7 @@ parse_str(const char *p, const char *end, struct ij_val *v, const char **why, co
 
 	v->esc = false;
 	for (;;) {
-		while (p < end && *p != '"' && *p != '\\')
-			p++;
+		p = ij_str_skip(p, end);
 		if (p >= end) {
 			*why = "unterminated string";
 			*at = s - 1;
@@ -229,9 +228,16 @@ ij_value(const char *p, const char *end, struct ij_val *v, const char **why, con
 	return value_at(p, end, v, 0, why, at);
 }
 
+const char *
+ij_value_at(const char *p, const char *end, struct ij_val *v, int depth, const char **why,
+	    const char **at)
+{
+	return value_at(p, end, v, depth, why, at);
+}
+
 int
-ij_obj_next(const char **pp, const char *end, bool first, struct ij_val *key,
-	    struct ij_val *val, const char **why, const char **at)
+ij_member(const char **pp, const char *end, bool first, struct ij_val *key, const char **why,
+	  const char **at)
 {
 	const char *p = ij_ws(*pp, end);
 
@@ -267,15 +273,28 @@ ij_obj_next(const char **pp, const char *end, bool first, struct ij_val *key,
 		*at = p;
 		return -1;
 	}
-	p = value_at(p + 1, end, val, 1, why, at);
-	if (!p)
-		return -1;
-	*pp = p;
+	*pp = p + 1;
 	return 1;
 trunc:
 	*why = "unterminated object";
 	*at = p;
 	return -1;
+}
+
+int
+ij_obj_next(const char **pp, const char *end, bool first, struct ij_val *key,
+	    struct ij_val *val, const char **why, const char **at)
+{
+	const char *p;
+	int ret = ij_member(pp, end, first, key, why, at);
+
+	if (ret <= 0)
+		return ret;
+	p = value_at(*pp, end, val, 1, why, at);
+	if (!p)
+		return -1;
+	*pp = p;
+	return 1;
 }
 
 static void

@@ -123,6 +123,7 @@ struct jopen {
 	int unit;
 	char *args;		/* malloc'd or NULL */
 	size_t args_len;
+	bool access;		/* args has an access-set key */
 	int flow_ident;		/* v2 bind_id identity, -1 none */
 	int flow_phase;
 };
@@ -214,6 +215,7 @@ struct jreader {
 struct jev {
 	struct ij_val name, cat, ph, pid, tid, id, id2, bp, s, scope, bind_id, args, ts, dur;
 	bool flow_in, flow_out;
+	bool access;		/* args has a top-level access-set key (deps/) */
 };
 
 /* ---- small helpers ---- */
@@ -446,13 +448,19 @@ cat_is_accel(const struct ij_val *c)
 
 /* ---- events into the store ---- */
 
+/*
+ * One event into the store.  @access: the args carry an access-set key
+ * (the reader parsed them, so the store need not look).
+ */
 static int
 add_event(struct jreader *r, int unit, int kind, int64_t ts, int64_t dur, uint32_t name,
-	  uint32_t cat, double value, const char *args, size_t args_len, int64_t *seq_out)
+	  uint32_t cat, double value, const char *args, size_t args_len, bool access,
+	  int64_t *seq_out)
 {
 	struct st_event ev = {
 		.unit = unit, .kind = kind, .ts = ts + r->ts_offset, .dur = dur,
 		.name = name, .cat = cat, .value = value, .args = args, .args_len = args_len,
+		.args_scanned = true, .has_access = access,
 	};
 	int64_t seq = st_event_add(r->w, &ev);
 
@@ -579,7 +587,7 @@ id_text(const struct jev *e, struct tc_buf *b)
 
 static void
 push_open(struct jstack *st, int64_t ts, uint32_t name, uint32_t cat, int unit,
-	  const struct ij_val *args)
+	  const struct ij_val *args, bool access)
 {
 	struct jopen *o;
 
@@ -594,24 +602,31 @@ push_open(struct jstack *st, int64_t ts, uint32_t name, uint32_t cat, int unit,
 	if (!args_empty(args)) {
 		o->args = tc_xstrndup(args->p, args->n);
 		o->args_len = args->n;
+		o->access = access;
 	}
 }
 
-/* Close @o at @end (its own or the E's args); frees o->args. */
+/*
+ * Close @o at @end with its own args, or else the E's (@eargs, whose access
+ * flag is @eaccess); frees o->args.
+ */
 static int
-close_open(struct jreader *r, struct jopen *o, int64_t end, const struct ij_val *eargs)
+close_open(struct jreader *r, struct jopen *o, int64_t end, const struct ij_val *eargs,
+	   bool eaccess)
 {
 	const char *args = o->args;
 	size_t alen = o->args_len;
+	bool access = o->access;
 	int64_t seq;
 	int ret;
 
 	if (!args && eargs && !args_empty(eargs)) {
 		args = eargs->p;
 		alen = eargs->n;
+		access = eaccess;
 	}
 	ret = add_event(r, o->unit, ST_EV_SLICE, o->ts, end - o->ts, o->name, o->cat, 0, args,
-			alen, &seq);
+			alen, access, &seq);
 	if (!ret && o->flow_ident >= 0)
 		add_flow(r, o->flow_ident, o->flow_phase, BIND_DIRECT, o->unit, o->ts, seq);
 	free(o->args);
@@ -732,7 +747,7 @@ counter_event(struct jreader *r, const struct jev *e, int di, int64_t ts, uint32
 		u = aux_unit(r, di, series, ST_UNIT_COUNTER, r->t2.data);
 		free(series);
 		name = st_intern(r->w, r->t2.data, r->t2.len);
-		ret = add_event(r, u, ST_EV_COUNTER, ts, 0, name, cat, val, NULL, 0, NULL);
+		ret = add_event(r, u, ST_EV_COUNTER, ts, 0, name, cat, val, NULL, 0, false, NULL);
 		if (ret)
 			return ret;
 		n++;
@@ -778,8 +793,8 @@ async_event(struct jreader *r, const struct jev *e, char ph, int di, int64_t ts,
 		if (ph == 'n')
 			return add_event(r, u, ST_EV_INSTANT, ts, 0, name, cat, 0,
 					 args_empty(&e->args) ? NULL : e->args.p,
-					 args_empty(&e->args) ? 0 : e->args.n, NULL);
-		push_open(st, ts, name, cat, u, &e->args);
+					 args_empty(&e->args) ? 0 : e->args.n, e->access, NULL);
+		push_open(st, ts, name, cat, u, &e->args, e->access);
 		return 0;
 	}
 	/* e / F */
@@ -802,7 +817,7 @@ async_event(struct jreader *r, const struct jev *e, char ph, int di, int64_t ts,
 		count_bad(r, index, off, "async end before its begin");
 		return 0;
 	}
-	ret = close_open(r, o, ts, &e->args);
+	ret = close_open(r, o, ts, &e->args, e->access);
 	memmove(&st->v[i], &st->v[i + 1], (st->n - i - 1) * sizeof(*st->v));
 	st->n--;
 	return ret;
@@ -835,10 +850,90 @@ flow_v1(struct jreader *r, const struct jev *e, char ph, int ti, int64_t ts, uin
 		 thread_unit(r, ti), ts, -1);
 }
 
-static int
-parse_event(struct jev *e, const char *p, size_t n, const char **why, const char **at)
+/*
+ * Is @s/@n one of the args keys deps/ reads (docs/dependencies.md): reads,
+ * writes, signals, waits, operands?
+ */
+static bool
+access_key(const char *s, size_t n)
 {
-	const char *end = p + n;
+	switch (n) {
+	case 5:
+		return !memcmp(s, "reads", 5) || !memcmp(s, "waits", 5);
+	case 6:
+		return !memcmp(s, "writes", 6);
+	case 7:
+		return !memcmp(s, "signals", 7);
+	case 8:
+		return !memcmp(s, "operands", 8);
+	default:
+		return false;
+	}
+}
+
+/* The same for a member key, compared as deps/ reads it: decoded, up to a NUL. */
+static bool
+access_key_val(const struct ij_val *k)
+{
+	struct tc_buf b;
+	bool yes;
+
+	if (!k->esc)
+		return access_key(k->p, k->n);
+	tc_buf_init(&b);
+	ij_str_decode(k, &b);
+	yes = b.len && b.len < 16 && access_key(b.data, strnlen(b.data, b.len));
+	tc_buf_free(&b);
+	return yes;
+}
+
+/*
+ * The args object starting at @p (its '{'), a member of the event: walk its
+ * members to see their keys (e->access) while validating them as
+ * ij_value_at() would.  Return: the byte after it, or NULL with @why/@at set
+ * exactly as ij_value_at() sets them.
+ */
+static const char *
+parse_args(struct jev *e, const char *p, const char *end, const char **why, const char **at)
+{
+	const char *q = p + 1;
+	struct ij_val k, v;
+	bool first = true, access = false;
+	int ret;
+
+	while ((ret = ij_member(&q, end, first, &k, why, at)) == 1) {
+		first = false;
+		if (!access && access_key_val(&k))
+			access = true;
+		q = ij_value_at(q, end, &v, 2, why, at);
+		if (!q)
+			break;
+	}
+	if (ret == 0) {
+		e->access = access;
+		e->args.type = IJ_OBJ;
+		e->args.p = p;
+		e->args.n = (size_t)(q - p);
+		e->args.esc = false;
+		return q;
+	}
+	/* a syntax error: let the generic parser word it */
+	q = ij_value_at(p, end, &v, 1, why, at);
+	if (q) {	/* cannot happen: both accept the same text */
+		*why = "invalid args";
+		*at = p;
+	}
+	return NULL;
+}
+
+/*
+ * Parse the event object at @p (white space, then '{') up to its closing
+ * '}', within [@p, @end).  Return: the byte after the '}', or NULL with
+ * @why/@at set on a syntax error (an object running past @end included).
+ */
+static const char *
+parse_event(struct jev *e, const char *p, const char *end, const char **why, const char **at)
+{
 	struct ij_val k, v;
 	bool first = true;
 	int ret;
@@ -846,8 +941,20 @@ parse_event(struct jev *e, const char *p, size_t n, const char **why, const char
 	memset(e, 0, sizeof(*e));
 	p = ij_ws(p, end);
 	p++;	/* '{', checked by the caller */
-	while ((ret = ij_obj_next(&p, end, first, &k, &v, why, at)) == 1) {
+	while ((ret = ij_member(&p, end, first, &k, why, at)) == 1) {
 		first = false;
+		if (!k.esc && k.n == 4 && !memcmp(k.p, "args", 4)) {
+			p = ij_ws(p, end);
+			if (p < end && *p == '{') {
+				p = parse_args(e, p, end, why, at);
+				if (!p)
+					return NULL;
+				continue;
+			}
+		}
+		p = ij_value_at(p, end, &v, 1, why, at);
+		if (!p)
+			return NULL;
 		if (k.esc)
 			continue;
 		switch (k.n) {
@@ -880,8 +987,10 @@ parse_event(struct jev *e, const char *p, size_t n, const char **why, const char
 		case 4:
 			if (!memcmp(k.p, "name", 4))
 				e->name = v;
-			else if (!memcmp(k.p, "args", 4))
+			else if (!memcmp(k.p, "args", 4)) {
 				e->args = v;
+				e->access = false;
+			}
 			break;
 		case 5:
 			if (!memcmp(k.p, "scope", 5))
@@ -899,15 +1008,7 @@ parse_event(struct jev *e, const char *p, size_t n, const char **why, const char
 			break;
 		}
 	}
-	if (ret < 0)
-		return -1;
-	p = ij_ws(p, end);
-	if (p != end) {
-		*why = "unexpected data after the event object";
-		*at = p;
-		return -1;
-	}
-	return 0;
+	return ret < 0 ? NULL : p;
 }
 
 static bool
@@ -916,41 +1017,22 @@ pidtid_ok(const struct ij_val *v)
 	return v->type == IJ_NONE || v->type == IJ_NUM || v->type == IJ_STR;
 }
 
+/* Turn one parsed event into store calls.  0 or -errno with r->err set. */
 static int
-on_event(void *ctx, const char *p, size_t n, uint64_t index, uint64_t off)
+handle_event(struct jreader *r, const struct jev *e, uint64_t index, uint64_t off)
 {
-	struct jreader *r = ctx;
-	const char *why = NULL, *at = NULL, *q;
-	struct jev e;
 	int64_t ts = 0, dur = 0, seq;
 	uint32_t name, cat;
 	int ti, di, ret, ph1, phase;
 	bool need_ts;
 
-	q = ij_ws(p, p + n);
-	if (q >= p + n || *q != '{') {
-		if (q < p + n && (*q == '[' || *q == '"' || *q == '-' || *q == 't' || *q == 'f' ||
-				  *q == 'n' || (*q >= '0' && *q <= '9'))) {
-			struct ij_val v;
-
-			if (!ij_value(q, p + n, &v, &why, &at))
-				goto syntax;
-			count_bad(r, index, off, "not an object");
-			return 0;
-		}
-		why = "expected an event object";
-		at = q;
-		goto syntax;
-	}
-	if (parse_event(&e, p, n, &why, &at))
-		goto syntax;
-	if (e.ph.type != IJ_STR || e.ph.n < 1) {
+	if (e->ph.type != IJ_STR || e->ph.n < 1) {
 		count_bad(r, index, off,
-			  e.ph.type == IJ_NONE ? "missing ph" : "ph is not a string");
+			  e->ph.type == IJ_NONE ? "missing ph" : "ph is not a string");
 		return 0;
 	}
-	ph1 = e.ph.p[0];
-	if (e.ph.n != 1)
+	ph1 = e->ph.p[0];
+	if (e->ph.n != 1)
 		return 0;	/* unknown phase: skipped silently */
 	switch (ph1) {
 	case 'X': case 'B': case 'E': case 'i': case 'I': case 'R': case 'C':
@@ -963,60 +1045,60 @@ on_event(void *ctx, const char *p, size_t n, uint64_t index, uint64_t off)
 	default:
 		return 0;	/* N/O/D objects, P samples, V/v, c, (, ), T/p steps... */
 	}
-	if (!pidtid_ok(&e.pid) || !pidtid_ok(&e.tid)) {
+	if (!pidtid_ok(&e->pid) || !pidtid_ok(&e->tid)) {
 		count_bad(r, index, off, "pid or tid is not a number or string");
 		return 0;
 	}
-	if (e.name.type != IJ_NONE && e.name.type != IJ_STR) {
+	if (e->name.type != IJ_NONE && e->name.type != IJ_STR) {
 		count_bad(r, index, off, "name is not a string");
 		return 0;
 	}
-	if (e.cat.type != IJ_NONE && e.cat.type != IJ_STR) {
+	if (e->cat.type != IJ_NONE && e->cat.type != IJ_STR) {
 		count_bad(r, index, off, "cat is not a string");
 		return 0;
 	}
 	if (ph1 == 'M') {
-		meta_event(r, &e);
+		meta_event(r, e);
 		return 0;
 	}
 	if (need_ts) {
-		if (e.ts.type == IJ_NONE) {
+		if (e->ts.type == IJ_NONE) {
 			count_bad(r, index, off, "missing ts");
 			return 0;
 		}
-		if (time_val(&e.ts, &ts)) {
+		if (time_val(&e->ts, &ts)) {
 			count_bad(r, index, off, "ts is not a number");
 			return 0;
 		}
 	}
-	ti = get_thread(r, &e.pid, &e.tid);
+	ti = get_thread(r, &e->pid, &e->tid);
 	di = r->thr[ti].dev;
-	if (e.cat.type == IJ_STR && !r->devs[di].gpu_cat && !r->devs[di].accel_cat) {
-		if (cat_is_gpu(&e.cat))
+	if (e->cat.type == IJ_STR && !r->devs[di].gpu_cat && !r->devs[di].accel_cat) {
+		if (cat_is_gpu(&e->cat))
 			r->devs[di].gpu_cat = true;
-		else if (cat_is_accel(&e.cat))
+		else if (cat_is_accel(&e->cat))
 			r->devs[di].accel_cat = true;
 	}
-	name = intern_val(r, &e.name);
-	cat = intern_val(r, &e.cat);
+	name = intern_val(r, &e->name);
+	cat = intern_val(r, &e->cat);
 
 	switch (ph1) {
 	case 'X':
-		if (e.dur.type == IJ_NONE) {
+		if (e->dur.type == IJ_NONE) {
 			/* Chrome writes X without dur for a slice still running when
 			 * tracing stopped: keep it open until the end of the trace. */
 			struct jstack *st = &r->unfinished;
 			int id;
 
-			push_open(st, ts, name, cat, thread_unit(r, ti), &e.args);
-			id = v2_ident(r, &e, &phase);
+			push_open(st, ts, name, cat, thread_unit(r, ti), &e->args, e->access);
+			id = v2_ident(r, e, &phase);
 			if (id >= 0) {
 				st->v[st->n - 1].flow_ident = id;
 				st->v[st->n - 1].flow_phase = phase;
 			}
 			return 0;
 		}
-		if (time_val(&e.dur, &dur)) {
+		if (time_val(&e->dur, &dur)) {
 			count_bad(r, index, off, "dur is not a number");
 			return 0;
 		}
@@ -1025,12 +1107,12 @@ on_event(void *ctx, const char *p, size_t n, uint64_t index, uint64_t off)
 			return 0;
 		}
 		ret = add_event(r, thread_unit(r, ti), ST_EV_SLICE, ts, dur, name, cat, 0,
-				args_empty(&e.args) ? NULL : e.args.p,
-				args_empty(&e.args) ? 0 : e.args.n, &seq);
+				args_empty(&e->args) ? NULL : e->args.p,
+				args_empty(&e->args) ? 0 : e->args.n, e->access, &seq);
 		if (ret)
 			return ret;
 		{
-			int id = v2_ident(r, &e, &phase);
+			int id = v2_ident(r, e, &phase);
 
 			if (id >= 0)
 				add_flow(r, id, phase, BIND_DIRECT, thread_unit(r, ti), ts, seq);
@@ -1040,8 +1122,8 @@ on_event(void *ctx, const char *p, size_t n, uint64_t index, uint64_t off)
 		struct jstack *st = &r->thr[ti].open;
 		int id;
 
-		push_open(st, ts, name, cat, thread_unit(r, ti), &e.args);
-		id = v2_ident(r, &e, &phase);
+		push_open(st, ts, name, cat, thread_unit(r, ti), &e->args, e->access);
+		id = v2_ident(r, e, &phase);
 		if (id >= 0) {
 			st->v[st->n - 1].flow_ident = id;
 			st->v[st->n - 1].flow_phase = phase;
@@ -1060,30 +1142,64 @@ on_event(void *ctx, const char *p, size_t n, uint64_t index, uint64_t off)
 			return 0;
 		}
 		st->n--;
-		return close_open(r, &st->v[st->n], ts, &e.args);
+		return close_open(r, &st->v[st->n], ts, &e->args, e->access);
 	}
 	case 'i': case 'I': case 'R': {
 		int u;
 
-		if (e.s.type == IJ_STR && IJ_KEY_IS(&e.s, "g"))
+		if (e->s.type == IJ_STR && IJ_KEY_IS(&e->s, "g"))
 			u = aux_unit(r, -1, "instants", ST_UNIT_TRACK, "Global instants");
-		else if (e.s.type == IJ_STR && IJ_KEY_IS(&e.s, "p"))
+		else if (e->s.type == IJ_STR && IJ_KEY_IS(&e->s, "p"))
 			u = aux_unit(r, di, "process-instants", ST_UNIT_TRACK, "Process instants");
 		else
 			u = thread_unit(r, ti);
 		return add_event(r, u, ST_EV_INSTANT, ts, 0, name, cat, 0,
-				 args_empty(&e.args) ? NULL : e.args.p,
-				 args_empty(&e.args) ? 0 : e.args.n, NULL);
+				 args_empty(&e->args) ? NULL : e->args.p,
+				 args_empty(&e->args) ? 0 : e->args.n, e->access, NULL);
 	}
 	case 'C':
-		return counter_event(r, &e, di, ts, cat, index, off);
+		return counter_event(r, e, di, ts, cat, index, off);
 	case 'b': case 'e': case 'n': case 'S': case 'F':
-		return async_event(r, &e, (char)ph1, di, ts, name, cat, index, off);
+		return async_event(r, e, (char)ph1, di, ts, name, cat, index, off);
 	case 's': case 't': case 'f':
-		flow_v1(r, &e, (char)ph1, ti, ts, index, off);
+		flow_v1(r, e, (char)ph1, ti, ts, index, off);
 		return 0;
 	}
 	return 0;
+}
+
+static int
+on_event(void *ctx, const char *p, size_t n, uint64_t index, uint64_t off)
+{
+	struct jreader *r = ctx;
+	const char *why = NULL, *at = NULL, *q;
+	struct jev e;
+
+	q = ij_ws(p, p + n);
+	if (q >= p + n || *q != '{') {
+		if (q < p + n && (*q == '[' || *q == '"' || *q == '-' || *q == 't' || *q == 'f' ||
+				  *q == 'n' || (*q >= '0' && *q <= '9'))) {
+			struct ij_val v;
+
+			if (!ij_value(q, p + n, &v, &why, &at))
+				goto syntax;
+			count_bad(r, index, off, "not an object");
+			return 0;
+		}
+		why = "expected an event object";
+		at = q;
+		goto syntax;
+	}
+	q = parse_event(&e, p, p + n, &why, &at);
+	if (!q)
+		goto syntax;
+	q = ij_ws(q, p + n);
+	if (q != p + n) {
+		why = "unexpected data after the event object";
+		at = q;
+		goto syntax;
+	}
+	return handle_event(r, &e, index, off);
 syntax:
 	return tc_err_set(r->err, -EINVAL, "%s: byte %llu: invalid JSON in event %llu: %s",
 			  r->name, (unsigned long long)(off + (uint64_t)(at - p)),
@@ -1132,7 +1248,7 @@ close_all(struct jreader *r, struct jstack *st)
 
 		st_writer_count_unmatched(r->w);
 		if (!ret)
-			ret = close_open(r, o, end, NULL);
+			ret = close_open(r, o, end, NULL, false);
 		else
 			free(o->args);
 	}

@@ -12,6 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "common/tc.h"
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* ---- values over a complete buffer (ing-json-val.c) ---- */
 
@@ -35,6 +38,31 @@ struct ij_val {
 const char *ij_ws(const char *p, const char *end);
 
 /**
+ * ij_str_skip - the first '"' or '\\' in [@p, @end), or @end.  Inside a
+ * string that is where the plain run of bytes stops.  16 bytes at a time
+ * where SSE2 is there (every x86-64); never reads at or past @end.
+ */
+static inline const char *ij_str_skip(const char *p, const char *end)
+{
+#ifdef __SSE2__
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\');
+
+	while (end - p >= 16) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(x, quote),
+								      _mm_cmpeq_epi8(x, bslash)));
+
+		if (m)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#endif
+	while (p < end && *p != '"' && *p != '\\')
+		p++;
+	return p;
+}
+
+/**
  * ij_value - parse and validate one value starting at @p (white space first
  * allowed).  Objects and arrays are validated to a nesting depth of 512.
  * Return: the byte after the value, or NULL on a syntax error with *@why set
@@ -42,6 +70,23 @@ const char *ij_ws(const char *p, const char *end);
  */
 const char *ij_value(const char *p, const char *end, struct ij_val *v, const char **why,
 		     const char **at);
+
+/**
+ * ij_value_at - ij_value() for a value nested @depth containers deep (an
+ * event's members are at depth 1, the members of its args at depth 2), so
+ * the 512 limit counts from the top of the event.
+ */
+const char *ij_value_at(const char *p, const char *end, struct ij_val *v, int depth,
+			const char **why, const char **at);
+
+/**
+ * ij_member - the key of the next member of an object, leaving *@pp at its
+ * value (white space before it allowed): ij_obj_next() without the value,
+ * for callers that walk some values themselves.  Same start, return and
+ * error rules as ij_obj_next().
+ */
+int ij_member(const char **pp, const char *end, bool first, struct ij_val *key,
+	      const char **why, const char **at);
 
 /**
  * ij_obj_next - walk the members of an object.  Start with *@pp just after
