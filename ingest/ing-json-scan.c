@@ -332,6 +332,23 @@ ij_scan_feed(struct ij_scan *s, const char *buf, size_t n, struct tc_err *err)
 			}
 			if (c == ',' || c == '}' || c == ':')
 				return bad(s, "invalid JSON: expected an event", c, err);
+			if (c == '{' && s->ops->event_at) {
+				long k = s->ops->event_at(s->ctx, buf + i, n - i, s->events, s->off);
+
+				if (k < 0) {
+					if (err && !err->code)
+						tc_err_set(err, (int)k, "%s: byte %llu: stopped",
+							   s->name, (unsigned long long)s->off);
+					return (int)k;
+				}
+				if (k > 0 && (size_t)k <= n - i) {
+					s->events++;
+					s->state = S_ARR_NEXT;
+					s->off += (uint64_t)k;
+					i += (size_t)k;
+					continue;
+				}
+			}
 			begin_capture(s, CAP_EVENT, c, s->off);
 			continue;
 		case S_ARR_NEXT:

@@ -1206,6 +1206,28 @@ syntax:
 			  (unsigned long long)index, why);
 }
 
+/*
+ * The scanner's fast path: the event at @p ('{' first) lies in the current
+ * chunk, [@p, @p + @avail).  Parse it in place; decline (0) when it does not
+ * parse there, so that on_event() gets the captured span and reports the
+ * error, or reads an event that runs into the next chunk.
+ * Return: the event's length, 0, or -errno.
+ */
+static long
+on_event_at(void *ctx, const char *p, size_t avail, uint64_t index, uint64_t off)
+{
+	struct jreader *r = ctx;
+	const char *why, *at, *q;
+	struct jev e;
+	int ret;
+
+	q = parse_event(&e, p, p + avail, &why, &at);
+	if (!q)
+		return 0;
+	ret = handle_event(r, &e, index, off);
+	return ret < 0 ? ret : (long)(q - p);
+}
+
 static int
 on_meta(void *ctx, const char *key, size_t keylen, const char *val, size_t vallen, uint64_t off)
 {
@@ -1517,6 +1539,7 @@ reader_free(struct jreader *r)
 static const struct ij_scan_ops scan_ops = {
 	.event = on_event,
 	.meta = on_meta,
+	.event_at = on_event_at,
 };
 
 int

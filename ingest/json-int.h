@@ -141,11 +141,20 @@ enum ij_form { IJ_FORM_NONE = 0, IJ_FORM_ARRAY, IJ_FORM_OBJECT };
  *         byte offset where it starts.  Return 0 or -errno to stop.
  * @meta:  a top-level key other than traceEvents and its value text; @val is
  *         NULL when the value was longer than IJ_META_MAX (skipped).
+ * @event_at: optional, the fast path: called where an element starting with
+ *         '{' begins, with the rest of the current chunk (@p/@avail, valid
+ *         until it returns).  It may parse the event in place and return the
+ *         object's length (the scanner then skips it: no @event call, no
+ *         byte-by-byte scan, no copy).  It returns 0 to decline (an object
+ *         that runs past the chunk, or any syntax error), and the scanner
+ *         then captures the element and calls @event, which must give the
+ *         same result; -errno stops the scan.
  */
 struct ij_scan_ops {
 	int (*event)(void *ctx, const char *p, size_t n, uint64_t index, uint64_t off);
 	int (*meta)(void *ctx, const char *key, size_t keylen, const char *val, size_t vallen,
 		    uint64_t off);
+	long (*event_at)(void *ctx, const char *p, size_t avail, uint64_t index, uint64_t off);
 };
 
 /**
