@@ -159,9 +159,10 @@ struct jthread {
 };
 
 struct jslice {
-	int unit;
-	int64_t ts, end, seq;
+	int64_t ts, end;
 	int64_t parent;		/* index of the enclosing slice, -1 none */
+	uint32_t seq;		/* the store's sequence number (< UINT32_MAX) */
+	int unit;
 };
 
 enum { FL_BEGIN = 0, FL_STEP = 1, FL_END = 2 };
@@ -476,7 +477,7 @@ add_event(struct jreader *r, int unit, int kind, int64_t ts, int64_t dur, uint32
 		r->sl[r->nsl].unit = unit;
 		r->sl[r->nsl].ts = ts;
 		r->sl[r->nsl].end = ts + dur;
-		r->sl[r->nsl].seq = seq;
+		r->sl[r->nsl].seq = (uint32_t)seq;
 		r->sl[r->nsl].parent = -1;
 		r->nsl++;
 	}
@@ -1277,33 +1278,71 @@ close_all(struct jreader *r, struct jstack *st)
 	return ret;
 }
 
-static int
-slice_cmp(const void *a, const void *b)
+/* Slices by unit, start, longest first, file order: a total order. */
+static inline bool
+slice_less(const struct jslice *x, const struct jslice *y)
 {
-	const struct jslice *x = a, *y = b;
-
 	if (x->unit != y->unit)
-		return x->unit < y->unit ? -1 : 1;
+		return x->unit < y->unit;
 	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
+		return x->ts < y->ts;
 	if (x->end != y->end)
-		return x->end > y->end ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+		return x->end > y->end;
+	return x->seq < y->seq;
 }
 
-static int
-flow_cmp(const void *a, const void *b)
+/* Flow endpoints by identity, time, phase s < t < f, file order: a total order. */
+static inline bool
+flow_less(const struct jflow *x, const struct jflow *y)
 {
-	const struct jflow *x = a, *y = b;
-
 	if (x->ident != y->ident)
-		return x->ident < y->ident ? -1 : 1;
+		return x->ident < y->ident;
 	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
+		return x->ts < y->ts;
 	if (x->phase != y->phase)
-		return x->phase < y->phase ? -1 : 1;
-	return x->order < y->order ? -1 : x->order > y->order;
+		return x->phase < y->phase;
+	return x->order < y->order;
 }
+
+/*
+ * NAME(a, tmp, n) - sort @n elements of @a with LESS, using @tmp (room for
+ * n / 2 + 1 elements) as scratch.  A top-down merge sort written out per
+ * type, so that the compare and the moves are inlined (qsort()'s indirect
+ * calls and memcpy() per element cost more than the compares), and a merge
+ * is skipped when the halves are already in order (file order is often
+ * close to sorted).
+ */
+#define JSORT_DEFINE(NAME, TYPE, LESS) \
+static void \
+NAME(TYPE *a, TYPE *tmp, size_t n) \
+{ \
+	size_t h, i, j, k; \
+ \
+	if (n <= 16) { \
+		for (i = 1; i < n; i++) { \
+			TYPE x = a[i]; \
+ \
+			for (j = i; j > 0 && LESS(&x, &a[j - 1]); j--) \
+				a[j] = a[j - 1]; \
+			a[j] = x; \
+		} \
+		return; \
+	} \
+	h = n / 2; \
+	NAME(a, tmp, h); \
+	NAME(a + h, tmp, n - h); \
+	if (!LESS(&a[h], &a[h - 1])) \
+		return; \
+	memcpy(tmp, a, h * sizeof(*a)); \
+	/* the left half from tmp, the right one in place: k never passes j */ \
+	for (i = 0, j = h, k = 0; i < h && j < n;) \
+		a[k++] = LESS(&a[j], &tmp[i]) ? a[j++] : tmp[i++]; \
+	while (i < h) \
+		a[k++] = tmp[i++]; \
+}
+
+JSORT_DEFINE(slice_sort, struct jslice, slice_less)
+JSORT_DEFINE(flow_sort, struct jflow, flow_less)
 
 /* First slice index with (unit, ts) > (unit, t) when @upper, >= otherwise. */
 static size_t
@@ -1351,14 +1390,19 @@ resolve_flows(struct jreader *r)
 {
 	int64_t *stack = NULL, prev = -1;
 	size_t sp = 0, i;
-	bool open = false;
+	bool open = false, need_slices = false;
 	int ret;
 
-	if (r->nsl)	/* qsort(NULL, 0) is undefined */
-		qsort(r->sl, r->nsl, sizeof(*r->sl), slice_cmp);
-	if (r->nfl)
+	for (i = 0; i < r->nfl && !need_slices; i++)
+		need_slices = r->fl[i].bind != BIND_DIRECT;
+	if (need_slices) {
+		struct jslice *tmp = tc_xmalloc((r->nsl / 2 + 1) * sizeof(*tmp));
+
+		slice_sort(r->sl, tmp, r->nsl);
+		free(tmp);
 		stack = tc_xmalloc(r->nsl * sizeof(*stack) + 1);
-	for (i = 0; r->nfl && i < r->nsl; i++) {
+	}
+	for (i = 0; need_slices && i < r->nsl; i++) {
 		if (i == 0 || r->sl[i].unit != r->sl[i - 1].unit)
 			sp = 0;
 		while (sp && r->sl[stack[sp - 1]].end <= r->sl[i].ts &&
@@ -1371,8 +1415,12 @@ resolve_flows(struct jreader *r)
 	free(stack);
 	for (i = 0; i < r->nfl; i++)
 		r->fl[i].seq = bind_flow(r, &r->fl[i]);
-	if (r->nfl)
-		qsort(r->fl, r->nfl, sizeof(*r->fl), flow_cmp);
+	if (r->nfl) {
+		struct jflow *tmp = tc_xmalloc((r->nfl / 2 + 1) * sizeof(*tmp));
+
+		flow_sort(r->fl, tmp, r->nfl);
+		free(tmp);
+	}
 	for (i = 0; i < r->nfl; i++) {
 		const struct jflow *f = &r->fl[i];
 
