@@ -15,6 +15,7 @@
 #include "ingest/json-int.h"
 
 #define CHUNK (1u << 20)
+#define JICACHE 1024		/* intern cache slots, a power of 2 */
 
 #define GROW(arr, n, cap) do { \
 	if ((n) >= (cap)) { \
@@ -35,6 +36,7 @@ struct jmap_ent {
 struct jmap {
 	struct jmap_ent *e;
 	size_t cap, n;
+	struct tc_arena *arena;	/* where keys are copied; NULL: malloc'd each */
 };
 
 static uint64_t
@@ -97,7 +99,7 @@ jmap_put(struct jmap *m, const char *k, size_t n, uint64_t h, int val)
 	for (i = h & (m->cap - 1); m->e[i].h; i = (i + 1) & (m->cap - 1))
 		;
 	m->e[i].h = h;
-	m->e[i].key = tc_xstrndup(k, n);
+	m->e[i].key = m->arena ? tc_arena_strndup(m->arena, k, n) : tc_xstrndup(k, n);
 	m->e[i].klen = n;
 	m->e[i].val = val;
 	m->n++;
@@ -108,7 +110,7 @@ jmap_free(struct jmap *m)
 {
 	size_t i;
 
-	for (i = 0; i < m->cap; i++)
+	for (i = 0; i < m->cap && !m->arena; i++)
 		free(m->e[i].key);
 	free(m->e);
 	memset(m, 0, sizeof(*m));
@@ -197,9 +199,10 @@ struct jreader {
 	size_t nsl, capsl;
 	struct jflow *fl;
 	size_t nfl, capfl;
-	char **labels;		/* per flow identity */
+	char **labels;		/* per flow identity, in @names */
 	int *lkinds;		/* per flow identity: enum st_edge_kind */
 	size_t nlabels, caplabels;
+	struct tc_arena names;	/* flow identity keys and labels */
 
 	int last_thr;
 	struct tc_buf last_key;
@@ -210,6 +213,14 @@ struct jreader {
 	uint64_t good, bad;
 	char first_bad[200];
 	struct tc_buf t1, t2, t3;	/* scratch */
+	struct jicache *icache;		/* JICACHE slots */
+};
+
+/* One slot of the intern cache (a copy of the text and its string id). */
+struct jicache {
+	char *s;		/* malloc'd, NULL when empty */
+	size_t len;
+	uint32_t id;
 };
 
 /* The fields of one event that the reader looks at. */
@@ -244,13 +255,52 @@ scalar_text(const struct ij_val *v, struct tc_buf *b)
 		tc_buf_add(b, "", 0);
 }
 
+/* The slot of @p/@n in the intern cache: a few 8-byte words mixed. */
+static size_t
+icache_slot(const char *p, size_t n)
+{
+	uint64_t a = 0, b = 0, c = 0, h;
+
+	if (n >= 8) {
+		memcpy(&a, p, 8);
+		memcpy(&b, p + n - 8, 8);
+		memcpy(&c, p + (n - 8) / 2, 8);
+	} else {
+		memcpy(&a, p, n);
+	}
+	h = a * 0x9e3779b97f4a7c15ull ^ b * 0xc2b2ae3d27d4eb4full ^ c * 0x165667b19e3779f9ull ^ n;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (size_t)(h >> 40) & (JICACHE - 1);
+}
+
+/*
+ * st_intern() through a direct-mapped cache: a trace has few distinct names
+ * and categories, and a memcmp() on a hit is cheaper than the store's hash
+ * of every byte and its lookup.
+ */
+static uint32_t
+intern_raw(struct jreader *r, const char *p, size_t n)
+{
+	struct jicache *c = &r->icache[icache_slot(p, n)];
+
+	if (c->s && c->len == n && !memcmp(c->s, p, n))
+		return c->id;
+	free(c->s);
+	c->s = tc_xmalloc(n + 1);
+	memcpy(c->s, p, n);
+	c->len = n;
+	c->id = st_intern(r->w, p, n);
+	return c->id;
+}
+
 static uint32_t
 intern_val(struct jreader *r, const struct ij_val *v)
 {
 	if (v->type != IJ_STR)
 		return 0;
 	if (!v->esc)
-		return st_intern(r->w, v->p, v->n);
+		return intern_raw(r, v->p, v->n);
 	tc_buf_reset(&r->t3);
 	ij_str_decode(v, &r->t3);
 	return st_intern(r->w, r->t3.data ? r->t3.data : "", r->t3.len);
@@ -503,19 +553,26 @@ flow_kind(const char *cat)
 	return ST_EDGE_FLOW;
 }
 
+/* The flow identity known by @key/@n, or -1 (*@h is set for flow_ident_add()). */
 static int
-flow_ident(struct jreader *r, const char *key, size_t n, const char *label, int kind)
+flow_ident_find(struct jreader *r, const char *key, size_t n, uint64_t *h)
 {
-	uint64_t h = jhash(key, n);
-	int i = jmap_get(&r->identmap, key, n, h);
+	*h = jhash(key, n);
+	return jmap_get(&r->identmap, key, n, *h);
+}
 
-	if (i >= 0)
-		return i;
+/* A new flow identity; @label/@llen is what its edges are labelled. */
+static int
+flow_ident_add(struct jreader *r, const char *key, size_t n, uint64_t h, const char *label,
+	       size_t llen, int kind)
+{
+	int i;
+
 	GROW(r->labels, r->nlabels, r->caplabels);
 	r->lkinds = tc_xrealloc(r->lkinds, r->caplabels * sizeof(*r->lkinds));
 	i = (int)r->nlabels++;
 	r->lkinds[i] = kind;
-	r->labels[i] = tc_xstrdup(label);
+	r->labels[i] = tc_arena_strndup(&r->names, label, llen);
 	jmap_put(&r->identmap, key, n, h, i);
 	return i;
 }
@@ -540,7 +597,7 @@ add_flow(struct jreader *r, int ident, int phase, int bind, int unit, int64_t ts
 static int
 v2_ident(struct jreader *r, const struct jev *e, int *phase)
 {
-	char *label;
+	uint64_t h;
 	int id;
 
 	if (e->bind_id.type != IJ_NUM && e->bind_id.type != IJ_STR)
@@ -549,12 +606,17 @@ v2_ident(struct jreader *r, const struct jev *e, int *phase)
 		return -1;
 	*phase = e->flow_in && e->flow_out ? FL_STEP : e->flow_out ? FL_BEGIN : FL_END;
 	scalar_text(&e->bind_id, &r->t1);
-	label = tc_xasprintf("flow:%s", r->t1.data);
 	tc_buf_reset(&r->t2);
 	tc_buf_adds(&r->t2, "v2\x1f");
 	tc_buf_add(&r->t2, r->t1.data, r->t1.len);
-	id = flow_ident(r, r->t2.data, r->t2.len, label, ST_EDGE_FLOW);
-	free(label);
+	id = flow_ident_find(r, r->t2.data, r->t2.len, &h);
+	if (id < 0) {
+		tc_buf_reset(&r->t3);
+		tc_buf_adds(&r->t3, "flow:");
+		tc_buf_add(&r->t3, r->t1.data, strnlen(r->t1.data, r->t1.len));
+		id = flow_ident_add(r, r->t2.data, r->t2.len, h, r->t3.data, r->t3.len,
+				    ST_EDGE_FLOW);
+	}
 	return id;
 }
 
@@ -828,22 +890,32 @@ static void
 flow_v1(struct jreader *r, const struct jev *e, char ph, int ti, int64_t ts, uint64_t index,
 	uint64_t off)
 {
-	char *label;
-	int id, bind;
+	size_t idlen;
+	uint64_t h;
+	int id, bind, kind;
 
 	if (!id_text(e, &r->t1)) {
 		count_bad(r, index, off, "flow event without id");
 		return;
 	}
+	/* the identity: id \x1f name \x1f cat; the label: name:id */
+	idlen = r->t1.len;
 	scalar_text(&e->name, &r->t2);
-	label = tc_xasprintf("%s:%s", r->t2.data, r->t1.data);
 	tc_buf_add(&r->t1, "\x1f", 1);
 	tc_buf_add(&r->t1, r->t2.data, r->t2.len);
 	tc_buf_add(&r->t1, "\x1f", 1);
-	scalar_text(&e->cat, &r->t2);
-	tc_buf_add(&r->t1, r->t2.data, r->t2.len);
-	id = flow_ident(r, r->t1.data, r->t1.len, label, flow_kind(r->t2.data));
-	free(label);
+	scalar_text(&e->cat, &r->t3);
+	tc_buf_add(&r->t1, r->t3.data, r->t3.len);
+	kind = flow_kind(r->t3.data);
+	id = flow_ident_find(r, r->t1.data, r->t1.len, &h);
+	if (id < 0) {
+		/* as text: a decoded \u0000 ends each part */
+		tc_buf_reset(&r->t3);
+		tc_buf_add(&r->t3, r->t2.data, strnlen(r->t2.data, r->t2.len));
+		tc_buf_addc(&r->t3, ':');
+		tc_buf_add(&r->t3, r->t1.data, strnlen(r->t1.data, idlen));
+		id = flow_ident_add(r, r->t1.data, r->t1.len, h, r->t3.data, r->t3.len, kind);
+	}
 	bind = BIND_ENCLOSING;
 	if (ph == 'f' && !(e->bp.type == IJ_STR && IJ_KEY_IS(&e->bp, "e")))
 		bind = BIND_NEXT;
@@ -1564,8 +1636,6 @@ reader_free(struct jreader *r)
 	for (j = 0; j < r->unfinished.n; j++)
 		free(r->unfinished.v[j].args);
 	free(r->unfinished.v);
-	for (i = 0; i < r->nlabels; i++)
-		free(r->labels[i]);
 	free(r->labels);
 	free(r->lkinds);
 	free(r->devs);
@@ -1578,6 +1648,10 @@ reader_free(struct jreader *r)
 	jmap_free(&r->unitmap);
 	jmap_free(&r->asyncmap);
 	jmap_free(&r->identmap);
+	tc_arena_free(&r->names);
+	for (i = 0; r->icache && i < JICACHE; i++)
+		free(r->icache[i].s);
+	free(r->icache);
 	tc_buf_free(&r->last_key);
 	tc_buf_free(&r->t1);
 	tc_buf_free(&r->t2);
@@ -1614,6 +1688,9 @@ ing_json_read(struct st_writer *w, struct tc_input *in, const struct ing_opts *o
 	tc_buf_init(&r.t1);
 	tc_buf_init(&r.t2);
 	tc_buf_init(&r.t3);
+	tc_arena_init(&r.names, 64 << 10);
+	r.icache = tc_xcalloc(JICACHE, sizeof(*r.icache));
+	r.identmap.arena = &r.names;
 	ij_scan_init(&scan, &scan_ops, &r, r.name);
 
 	for (;;) {
