@@ -28,20 +28,31 @@ sql_usage(FILE *f)
 		"cat, value, seq, flags, args, ts_end.  Options come before TRACE.\n"
 		"\n"
 		"  --data DIR    data directory (default: $NX_DATA or %s)\n"
-		"  --header      print the column names first\n"
+		"  --header      print the column names before the first row\n"
 		"  --json        print each statement's rows as one JSON array of objects\n",
 		cli_default_data_dir());
 }
 
-/* A library id when no file of that name exists, else a path. */
+/*
+ * The file of @trace: DATA/traces/<id>.db for a library id (when no file of
+ * that name exists here), else @trace itself.  Return: malloc'd, or NULL
+ * (message printed) for an id that is not in the library.
+ */
 static char *
 sql_trace_path(const char *data, const char *trace)
 {
 	struct stat sb;
+	char *path;
 
-	if (st_id_valid(trace) && stat(trace, &sb) != 0)
-		return tc_xasprintf("%s/traces/%s.db", data, trace);
-	return tc_xstrdup(trace);
+	if (!st_id_valid(trace) || stat(trace, &sb) == 0)
+		return tc_xstrdup(trace);
+	path = tc_xasprintf("%s/traces/%s.db", data, trace);
+	if (stat(path, &sb) != 0) {
+		fprintf(stderr, "neuron-explorer sql: no trace %s in %s\n", trace, data);
+		free(path);
+		return NULL;
+	}
+	return path;
 }
 
 /* A column as JSON: blobs (and text that is not UTF-8) as a hex string. */
@@ -86,10 +97,10 @@ sql_print(sqlite3 *db, sqlite3_stmt *s, bool header, bool json)
 	int n = sqlite3_column_count(s), rc;
 	bool first = true;
 
-	if (n > 0 && header && !json)
-		for (int i = 0; i < n; i++)
-			printf("%s%s", sqlite3_column_name(s, i), i + 1 < n ? "|" : "\n");
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (first && header && !json)	/* like the shell: with the first row */
+			for (int i = 0; i < n; i++)
+				printf("%s%s", sqlite3_column_name(s, i), i + 1 < n ? "|" : "\n");
 		if (json) {
 			json_t *o = json_object();
 
@@ -170,6 +181,8 @@ cmd_sql(int argc, char **argv)
 		tc_buf_adds(&q, argv[i]);
 	}
 	path = sql_trace_path(data ? data : cli_default_data_dir(), argv[optind]);
+	if (!path)
+		goto out;
 	if (st_trace_open(&db, path, &err) < 0) {
 		fprintf(stderr, "neuron-explorer sql: %s\n", err.msg);
 		goto out;
