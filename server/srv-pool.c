@@ -94,7 +94,7 @@ trace_span(struct srv_pool_conn *c)
 		return;
 	c->start_ns = 0;
 	c->end_ns = 0;
-	if (sqlite3_prepare_v2(c->db, "SELECT MIN(ts), MAX(ts + dur) FROM events", -1, &st,
+	if (sqlite3_prepare_v2(c->db, "SELECT MIN(ts_first), MAX(end_max) FROM event_chunks", -1, &st,
 			       NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
 		c->start_ns = sqlite3_column_int64(st, 0);
 		c->end_ns = sqlite3_column_int64(st, 1);
