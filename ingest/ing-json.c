@@ -1668,9 +1668,16 @@ int
 ing_json_read(struct st_writer *w, struct tc_input *in, const struct ing_opts *opts,
 	      struct tc_err *err)
 {
+	return ing_json_read_chunks(w, in, opts, CHUNK, err);
+}
+
+int
+ing_json_read_chunks(struct st_writer *w, struct tc_input *in, const struct ing_opts *opts,
+		     size_t chunk, struct tc_err *err)
+{
 	struct jreader r;
 	struct ij_scan scan;
-	char *buf = tc_xmalloc(CHUNK);
+	char *buf = NULL;
 	uint64_t raw_size = tc_input_raw_size(in);
 	long got;
 	size_t i;
@@ -1693,8 +1700,11 @@ ing_json_read(struct st_writer *w, struct tc_input *in, const struct ing_opts *o
 	r.identmap.arena = &r.names;
 	ij_scan_init(&scan, &scan_ops, &r, r.name);
 
+	if (!chunk)
+		chunk = CHUNK;
+	buf = tc_xmalloc(chunk);
 	for (;;) {
-		got = tc_input_read(in, buf, CHUNK, err);
+		got = tc_input_read(in, buf, chunk, err);
 		if (got < 0) {
 			ret = (int)got;
 			goto out;

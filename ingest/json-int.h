@@ -186,4 +186,18 @@ int ij_scan_feed(struct ij_scan *s, const char *buf, size_t n, struct tc_err *er
 int ij_scan_end(struct ij_scan *s, struct tc_err *err);
 void ij_scan_free(struct ij_scan *s);
 
+/* ---- the reader (ing-json.c) ---- */
+
+struct st_writer;
+struct ing_opts;
+
+/**
+ * ing_json_read_chunks - ing_json_read() reading the input @chunk bytes at a
+ * time (0: the default, 1 MiB).  Events that cross a chunk boundary take the
+ * scanner's copying path and the others are parsed in place, so the tests
+ * and the fuzz target use it to check that both give the same trace.
+ */
+int ing_json_read_chunks(struct st_writer *w, struct tc_input *in, const struct ing_opts *opts,
+			 size_t chunk, struct tc_err *err);
+
 #endif /* ING_JSON_INT_H */

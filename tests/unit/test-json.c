@@ -143,7 +143,7 @@ got_meta(void *ctx, const char *key, size_t keylen, const char *val, size_t vall
 	return 0;
 }
 
-static const struct ij_scan_ops got_ops = { got_event, got_meta };
+static const struct ij_scan_ops got_ops = { .event = got_event, .meta = got_meta };
 
 /* Scan @doc in @chunk-byte pieces.  Returns the scanner's result. */
 static int
@@ -291,16 +291,19 @@ struct e2e {
 	struct tc_err err;
 };
 
-static int e2e_run_opts(struct e2e *x, const char *doc, size_t len, const struct ing_opts *opts);
+static int e2e_run_opts(struct e2e *x, const char *doc, size_t len, const struct ing_opts *opts,
+			size_t chunk);
 
 static int
 e2e_run(struct e2e *x, const char *doc, size_t len)
 {
-	return e2e_run_opts(x, doc, len, NULL);
+	return e2e_run_opts(x, doc, len, NULL, 0);
 }
 
+/* @chunk: read size (0: the reader's default, larger than every doc here). */
 static int
-e2e_run_opts(struct e2e *x, const char *doc, size_t len, const struct ing_opts *opts)
+e2e_run_opts(struct e2e *x, const char *doc, size_t len, const struct ing_opts *opts,
+	     size_t chunk)
 {
 	struct st_writer *w = NULL;
 	struct tc_input *in = NULL;
@@ -314,7 +317,7 @@ e2e_run_opts(struct e2e *x, const char *doc, size_t len, const struct ing_opts *
 		return x->ret;
 	x->ret = tc_input_open_mem(&in, doc, len, "e2e.json", &x->err);
 	if (!x->ret)
-		x->ret = ing_json_read(w, in, opts, &x->err);
+		x->ret = ing_json_read_chunks(w, in, opts, chunk, &x->err);
 	tc_input_close(in);
 	if (x->ret) {
 		st_writer_abort(w);
@@ -369,48 +372,50 @@ q_str(sqlite3 *db, const char *sql)
 #define IS_Q(db, sql, want, name) do { char *s_ = q_str(db, sql); is_str(s_, want, name); \
 	free(s_); } while (0)
 
+/* A small trace with a bit of everything (test_e2e() says what). */
+static const char e2e_doc[] =
+	"{\"traceEvents\":[\n"
+	"{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":100,\"tid\":0,\"args\":{\"name\":\"trainer\"}},\n"
+	"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":100,\"tid\":7,\"args\":{\"name\":\"main \"}},\n"
+	"{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":0,\"tid\":0,\"args\":{\"labels\":\"GPU 0\"}},\n"
+	"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":0,\"tid\":99,\"args\":{\"name\":\"no events\"}},\n"
+	"{\"ph\":\"X\",\"name\":\"step\",\"cat\":\"cpu_op\",\"pid\":100,\"tid\":7,\"ts\":\"1000.0015\",\"dur\":50.25,\"args\":{\"External id\":1}},\n"
+	"{\"ph\":\"X\",\"name\":\"cudaLaunchKernel\",\"cat\":\"cuda_runtime\",\"pid\":100,\"tid\":7,\"ts\":1010,\"dur\":5},\n"
+	"{\"ph\":\"s\",\"name\":\"ac2g\",\"cat\":\"ac2g\",\"id\":42,\"pid\":100,\"tid\":7,\"ts\":1010},\n"
+	"{\"ph\":\"f\",\"name\":\"ac2g\",\"cat\":\"ac2g\",\"id\":42,\"bp\":\"e\",\"pid\":0,\"tid\":7,\"ts\":1020},\n"
+	"{\"ph\":\"f\",\"name\":\"ac2g\",\"cat\":\"ac2g\",\"id\":43,\"bp\":\"e\",\"pid\":100,\"tid\":7,\"ts\":1012},\n"
+	"{\"ph\":\"X\",\"name\":\"gemm\",\"cat\":\"kernel\",\"pid\":0,\"tid\":7,\"ts\":1020,\"dur\":30},\n"
+	"{\"ph\":\"B\",\"name\":\"outer\",\"pid\":\"host\",\"tid\":\"main\",\"ts\":2000},\n"
+	"{\"ph\":\"B\",\"name\":\"inner\",\"pid\":\"host\",\"tid\":\"main\",\"ts\":2001,\"args\":{\"k\":\"v\"}},\n"
+	"{\"ph\":\"s\",\"name\":\"hop\",\"cat\":\"c\",\"id\":\"0x1f\",\"pid\":\"host\",\"tid\":\"main\",\"ts\":2002},\n"
+	"{\"ph\":\"E\",\"pid\":\"host\",\"tid\":\"main\",\"ts\":2005},\n"
+	"{\"ph\":\"f\",\"name\":\"hop\",\"cat\":\"c\",\"id\":\"0x1f\",\"pid\":\"host\",\"tid\":\"other\",\"ts\":2003},\n"
+	"{\"ph\":\"X\",\"name\":\"later\",\"pid\":\"host\",\"tid\":\"other\",\"ts\":2004,\"dur\":1},\n"
+	"{\"ph\":\"E\",\"pid\":\"host\",\"tid\":\"nobody\",\"ts\":2006},\n"
+	"{\"ph\":\"i\",\"name\":\"mark\",\"s\":\"g\",\"pid\":\"\",\"tid\":\"\",\"ts\":2100},\n"
+	"{\"ph\":\"C\",\"name\":\"mem\",\"id\":3,\"pid\":100,\"ts\":2200,\"args\":{\"used\":5,\"free\":\"7.5\",\"note\":\"x\"}},\n"
+	"{\"ph\":\"b\",\"name\":\"req\",\"cat\":\"net\",\"id\":9,\"pid\":100,\"tid\":1,\"ts\":3000},\n"
+	"{\"ph\":\"n\",\"name\":\"req\",\"cat\":\"net\",\"id\":9,\"pid\":100,\"tid\":1,\"ts\":3001},\n"
+	"{\"ph\":\"e\",\"name\":\"req\",\"cat\":\"net\",\"id\":9,\"pid\":100,\"tid\":2,\"ts\":3010},\n"
+	"{\"ph\":\"X\",\"name\":\"v2a\",\"pid\":5,\"tid\":5,\"ts\":4000,\"dur\":1,\"bind_id\":77,\"flow_out\":true},\n"
+	"{\"ph\":\"X\",\"name\":\"v2b\",\"pid\":5,\"tid\":6,\"ts\":4005,\"dur\":1,\"bind_id\":77,\"flow_in\":true},\n"
+	"{\"ph\":\"X\",\"name\":\"nodur\",\"pid\":5,\"tid\":5,\"ts\":4010},\n"
+	"{\"ph\":\"X\",\"name\":\"negdur\",\"pid\":5,\"tid\":5,\"ts\":4010,\"dur\":-1},\n"
+	"{\"name\":\"noph\",\"ts\":1},\n"
+	"{\"ph\":\"i\",\"name\":\"nots\"},\n"
+	"{\"ph\":\"O\",\"name\":\"object snapshot\",\"id\":\"0x1\",\"ts\":5},\n"
+	"{\"ph\":\"X\",\"name\":\"open\",\"pid\":5,\"tid\":5,\"ts\":\"abc\",\"dur\":1},\n"
+	"17,\n"
+	"{\"ph\":\"B\",\"name\":\"never closed\",\"pid\":5,\"tid\":9,\"ts\":4500}\n"
+	"],\"traceName\":\"unit\",\"displayTimeUnit\":\"ns\",\"big\":{\"a\":[1,2]}}";
+
 static void
 test_e2e(void)
 {
-	static const char doc[] =
-		"{\"traceEvents\":[\n"
-		"{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":100,\"tid\":0,\"args\":{\"name\":\"trainer\"}},\n"
-		"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":100,\"tid\":7,\"args\":{\"name\":\"main \"}},\n"
-		"{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":0,\"tid\":0,\"args\":{\"labels\":\"GPU 0\"}},\n"
-		"{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":0,\"tid\":99,\"args\":{\"name\":\"no events\"}},\n"
-		"{\"ph\":\"X\",\"name\":\"step\",\"cat\":\"cpu_op\",\"pid\":100,\"tid\":7,\"ts\":\"1000.0015\",\"dur\":50.25,\"args\":{\"External id\":1}},\n"
-		"{\"ph\":\"X\",\"name\":\"cudaLaunchKernel\",\"cat\":\"cuda_runtime\",\"pid\":100,\"tid\":7,\"ts\":1010,\"dur\":5},\n"
-		"{\"ph\":\"s\",\"name\":\"ac2g\",\"cat\":\"ac2g\",\"id\":42,\"pid\":100,\"tid\":7,\"ts\":1010},\n"
-		"{\"ph\":\"f\",\"name\":\"ac2g\",\"cat\":\"ac2g\",\"id\":42,\"bp\":\"e\",\"pid\":0,\"tid\":7,\"ts\":1020},\n"
-		"{\"ph\":\"f\",\"name\":\"ac2g\",\"cat\":\"ac2g\",\"id\":43,\"bp\":\"e\",\"pid\":100,\"tid\":7,\"ts\":1012},\n"
-		"{\"ph\":\"X\",\"name\":\"gemm\",\"cat\":\"kernel\",\"pid\":0,\"tid\":7,\"ts\":1020,\"dur\":30},\n"
-		"{\"ph\":\"B\",\"name\":\"outer\",\"pid\":\"host\",\"tid\":\"main\",\"ts\":2000},\n"
-		"{\"ph\":\"B\",\"name\":\"inner\",\"pid\":\"host\",\"tid\":\"main\",\"ts\":2001,\"args\":{\"k\":\"v\"}},\n"
-		"{\"ph\":\"s\",\"name\":\"hop\",\"cat\":\"c\",\"id\":\"0x1f\",\"pid\":\"host\",\"tid\":\"main\",\"ts\":2002},\n"
-		"{\"ph\":\"E\",\"pid\":\"host\",\"tid\":\"main\",\"ts\":2005},\n"
-		"{\"ph\":\"f\",\"name\":\"hop\",\"cat\":\"c\",\"id\":\"0x1f\",\"pid\":\"host\",\"tid\":\"other\",\"ts\":2003},\n"
-		"{\"ph\":\"X\",\"name\":\"later\",\"pid\":\"host\",\"tid\":\"other\",\"ts\":2004,\"dur\":1},\n"
-		"{\"ph\":\"E\",\"pid\":\"host\",\"tid\":\"nobody\",\"ts\":2006},\n"
-		"{\"ph\":\"i\",\"name\":\"mark\",\"s\":\"g\",\"pid\":\"\",\"tid\":\"\",\"ts\":2100},\n"
-		"{\"ph\":\"C\",\"name\":\"mem\",\"id\":3,\"pid\":100,\"ts\":2200,\"args\":{\"used\":5,\"free\":\"7.5\",\"note\":\"x\"}},\n"
-		"{\"ph\":\"b\",\"name\":\"req\",\"cat\":\"net\",\"id\":9,\"pid\":100,\"tid\":1,\"ts\":3000},\n"
-		"{\"ph\":\"n\",\"name\":\"req\",\"cat\":\"net\",\"id\":9,\"pid\":100,\"tid\":1,\"ts\":3001},\n"
-		"{\"ph\":\"e\",\"name\":\"req\",\"cat\":\"net\",\"id\":9,\"pid\":100,\"tid\":2,\"ts\":3010},\n"
-		"{\"ph\":\"X\",\"name\":\"v2a\",\"pid\":5,\"tid\":5,\"ts\":4000,\"dur\":1,\"bind_id\":77,\"flow_out\":true},\n"
-		"{\"ph\":\"X\",\"name\":\"v2b\",\"pid\":5,\"tid\":6,\"ts\":4005,\"dur\":1,\"bind_id\":77,\"flow_in\":true},\n"
-		"{\"ph\":\"X\",\"name\":\"nodur\",\"pid\":5,\"tid\":5,\"ts\":4010},\n"
-		"{\"ph\":\"X\",\"name\":\"negdur\",\"pid\":5,\"tid\":5,\"ts\":4010,\"dur\":-1},\n"
-		"{\"name\":\"noph\",\"ts\":1},\n"
-		"{\"ph\":\"i\",\"name\":\"nots\"},\n"
-		"{\"ph\":\"O\",\"name\":\"object snapshot\",\"id\":\"0x1\",\"ts\":5},\n"
-		"{\"ph\":\"X\",\"name\":\"open\",\"pid\":5,\"tid\":5,\"ts\":\"abc\",\"dur\":1},\n"
-		"17,\n"
-		"{\"ph\":\"B\",\"name\":\"never closed\",\"pid\":5,\"tid\":9,\"ts\":4500}\n"
-		"],\"traceName\":\"unit\",\"displayTimeUnit\":\"ns\",\"big\":{\"a\":[1,2]}}";
 	struct e2e x;
 	char *s;
 
-	if (e2e_run(&x, doc, sizeof(doc) - 1)) {
+	if (e2e_run(&x, e2e_doc, sizeof(e2e_doc) - 1)) {
 		ok(0, "end-to-end ingest: %s", x.err.msg);
 		e2e_close(&x);
 		return;
@@ -466,6 +471,147 @@ test_e2e(void)
 	IS_Q(x.db, "SELECT value FROM meta WHERE key = 'json.big'", "{\"a\":[1,2]}",
 	     "small object metadata kept as JSON");
 	e2e_close(&x);
+}
+
+/* Args keys that deps/ reads, as events.flags bit 0 (docs/dependencies.md). */
+static const char access_doc[] =
+	"[\n"
+	"{\"ph\":\"X\",\"name\":\"r\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":1,\"args\":{\"reads\":[\"a\"]}},\n"
+	"{\"ph\":\"X\",\"name\":\"w\",\"pid\":1,\"tid\":1,\"ts\":3,\"dur\":1,\"args\":{\"x\":[1,{\"y\":2}],\"writes\":[\"a\"]}},\n"
+	"{\"ph\":\"X\",\"name\":\"sig\",\"pid\":1,\"tid\":1,\"ts\":5,\"dur\":1,\"args\":{\"signals\":[\"s\"]}},\n"
+	"{\"ph\":\"X\",\"name\":\"wait\",\"pid\":1,\"tid\":1,\"ts\":7,\"dur\":1,\"args\":{\"waits\":[\"s>=1\"]}},\n"
+	"{\"ph\":\"X\",\"name\":\"ops\",\"pid\":1,\"tid\":1,\"ts\":9,\"dur\":1,\"args\":{\"operands\":\"\"}},\n"
+	"{\"ph\":\"X\",\"name\":\"nested\",\"pid\":1,\"tid\":1,\"ts\":11,\"dur\":1,\"args\":{\"x\":{\"reads\":[\"a\"]}}},\n"
+	"{\"ph\":\"X\",\"name\":\"value\",\"pid\":1,\"tid\":1,\"ts\":13,\"dur\":1,\"args\":{\"k\":\"reads\",\"readsx\":1,\"Reads\":2}},\n"
+	"{\"ph\":\"X\",\"name\":\"esc\",\"pid\":1,\"tid\":1,\"ts\":15,\"dur\":1,\"args\":{\"\\u0072eads\":[\"a\"]}},\n"
+	"{\"ph\":\"X\",\"name\":\"escnot\",\"pid\":1,\"tid\":1,\"ts\":17,\"dur\":1,\"args\":{\"\\u0072ead\":[\"a\"]}},\n"
+	"{\"ph\":\"B\",\"name\":\"be\",\"pid\":1,\"tid\":2,\"ts\":20},\n"
+	"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":21,\"args\":{\"writes\":[\"b\"]}},\n"
+	"{\"ph\":\"B\",\"name\":\"be2\",\"pid\":1,\"tid\":2,\"ts\":22,\"args\":{\"k\":1}},\n"
+	"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":23,\"args\":{\"writes\":[\"b\"]}},\n"
+	"{\"ph\":\"B\",\"name\":\"be3\",\"pid\":1,\"tid\":2,\"ts\":24,\"args\":{\"reads\":[\"b\"]}},\n"
+	"{\"ph\":\"E\",\"pid\":1,\"tid\":2,\"ts\":25},\n"
+	"{\"ph\":\"i\",\"name\":\"inst\",\"pid\":1,\"tid\":1,\"ts\":30,\"args\":{\"signals\":[\"t\"]}},\n"
+	"{\"ph\":\"X\",\"name\":\"dup\",\"pid\":1,\"tid\":1,\"ts\":40,\"dur\":1,\"args\":{\"reads\":[\"a\"]},\"args\":{\"k\":1}},\n"
+	"{\"ph\":\"X\",\"name\":\"dup2\",\"pid\":1,\"tid\":1,\"ts\":42,\"dur\":1,\"args\":{\"k\":1},\"args\":{\"reads\":[\"a\"]}},\n"
+	"{\"ph\":\"X\",\"name\":\"noobj\",\"pid\":1,\"tid\":1,\"ts\":44,\"dur\":1,\"args\":[\"reads\"]},\n"
+	"{\"ph\":\"b\",\"name\":\"as\",\"cat\":\"c\",\"id\":1,\"pid\":1,\"ts\":50,\"args\":{\"waits\":[\"s>=1\"]}},\n"
+	"{\"ph\":\"e\",\"name\":\"as\",\"cat\":\"c\",\"id\":1,\"pid\":1,\"ts\":51},\n"
+	"{\"ph\":\"X\",\"name\":\"last\",\"pid\":1,\"tid\":1,\"ts\":60,\"dur\":1,\"args\":{ \"a\" : 1 , \"writes\" : [\"c\"] }}\n"
+	"]";
+
+static void
+test_access_flags(void)
+{
+	struct e2e x;
+
+	if (e2e_run(&x, access_doc, sizeof(access_doc) - 1)) {
+		ok(0, "access-set trace: %s", x.err.msg);
+		e2e_close(&x);
+		return;
+	}
+	IS_Q(x.db, "SELECT group_concat(n || '=' || f, ' ') FROM (SELECT s.s n, e.flags & 1 f "
+	     "FROM events e JOIN strings s ON s.id = e.name ORDER BY e.ts)",
+	     "r=1 w=1 sig=1 wait=1 ops=1 nested=0 value=0 esc=1 escnot=0 be=1 be2=0 be3=1 inst=1 "
+	     "dup=0 dup2=1 noobj=0 as=1 last=1",
+	     "flags: a top-level access-set key of the stored args (escapes decoded), "
+	     "not a nested key or a value");
+	e2e_close(&x);
+}
+
+/* Everything a reader stored, as text: stats, events, edges, units, devices, meta. */
+static void
+e2e_dump(struct e2e *x, int ret, struct tc_buf *out)
+{
+	static const char *const sql[] = {
+		"SELECT id, unit, kind, ts, dur, depth, name, cat, value, seq, flags, args "
+		"FROM events ORDER BY id",
+		"SELECT src, dst, kind, label FROM edges ORDER BY src, dst, kind, label",
+		"SELECT * FROM units ORDER BY id",
+		"SELECT * FROM devices ORDER BY id",
+		"SELECT * FROM strings ORDER BY id",
+		"SELECT * FROM meta ORDER BY key",
+	};
+	sqlite3_stmt *s;
+	char *stats;
+	size_t i;
+	int c;
+
+	tc_buf_printf(out, "ret %d: %s\n", ret, x->err.msg);
+	if (ret)
+		return;
+	stats = st_stats_to_json_text(&x->st);
+	tc_buf_printf(out, "%s\n", stats);
+	free(stats);
+	for (i = 0; i < TC_ARRAY_SIZE(sql); i++) {
+		if (sqlite3_prepare_v2(x->db, sql[i], -1, &s, NULL) != SQLITE_OK) {
+			tc_buf_printf(out, "sql error: %s\n", sqlite3_errmsg(x->db));
+			continue;
+		}
+		while (sqlite3_step(s) == SQLITE_ROW) {
+			for (c = 0; c < sqlite3_column_count(s); c++)
+				tc_buf_printf(out, "%s|", sqlite3_column_text(s, c) ?
+					      (const char *)sqlite3_column_text(s, c) : "NULL");
+			tc_buf_addc(out, '\n');
+		}
+		sqlite3_finalize(s);
+	}
+}
+
+/*
+ * The reader parses an event in place when it lies inside one read chunk and
+ * goes through the scanner's copy when it crosses one: the stored trace, the
+ * counts and every error message must not depend on where the chunks fall.
+ */
+static void
+test_chunk_sizes(void)
+{
+	static const size_t chunks[] = { 1, 2, 3, 5, 8, 13, 64, 333, 4096 };
+	static const struct { const char *doc, *name; } docs[] = {
+		{ e2e_doc, "the end-to-end trace" },
+		{ access_doc, "the access-set trace" },
+		{ "[{\"ph\":\"X\",\"ts\":1,\"dur\":1},{\"ph\":\"X\",\"ts\":1 \"dur\":1}]",
+		  "a syntax error in an event" },
+		{ "[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"args\":{\"a\":[1,}}}]",
+		  "a syntax error in args" },
+		{ "[{\"ph\":\"X\",\"ts\":1,\"dur\":1},{\"ph\":\"X\",\"ts\":2,\"dur\":1}}]",
+		  "an extra '}'" },
+		{ "[{\"ph\":\"X\",\"ts\":1,\"dur\":1},[1,2,}]", "a bad non-object element" },
+		{ "{\"traceEvents\":[{\"ph\":\"i\",\"ts\":1,\"name\":\"a\\\"b\\\\\"},"
+		  "{\"ph\":\"i\",\"ts\":2,\"args\":{\"k\":\"\\u00e9\\ud83d\\ude00\"}}  ,  ]  }",
+		  "escapes, white space, a trailing comma" },
+		{ "[{\"ph\":\"X\",\"ts\":1,\"dur\":1,\"name\":\"x\"},{\"ph\":\"X\",\"ts\":2",
+		  "cut inside the last event" },
+	};
+	struct tc_buf whole, part;
+	struct e2e x;
+	size_t d, c;
+	int ret;
+
+	tc_buf_init(&whole);
+	tc_buf_init(&part);
+	for (d = 0; d < TC_ARRAY_SIZE(docs); d++) {
+		size_t len = strlen(docs[d].doc), bad = 0;
+
+		tc_buf_reset(&whole);
+		ret = e2e_run_opts(&x, docs[d].doc, len, NULL, len + 1);
+		e2e_dump(&x, ret, &whole);
+		e2e_close(&x);
+		for (c = 0; c < TC_ARRAY_SIZE(chunks); c++) {
+			tc_buf_reset(&part);
+			ret = e2e_run_opts(&x, docs[d].doc, len, NULL, chunks[c]);
+			e2e_dump(&x, ret, &part);
+			e2e_close(&x);
+			if (part.len != whole.len || memcmp(part.data, whole.data, part.len)) {
+				printf("# %zu-byte chunks:\n# %s\n# whole:\n# %s\n", chunks[c],
+				       part.data, whole.data);
+				bad++;
+			}
+		}
+		ok(!bad, "%s: the same store and messages at every chunk size", docs[d].name);
+	}
+	tc_buf_free(&whole);
+	tc_buf_free(&part);
 }
 
 static void
@@ -574,7 +720,7 @@ test_offset(void)
 	struct ing_opts o = { .ts_offset_ns = -1000 };
 	struct e2e x;
 
-	if (e2e_run_opts(&x, doc, sizeof(doc) - 1, &o)) {
+	if (e2e_run_opts(&x, doc, sizeof(doc) - 1, &o, 0)) {
 		ok(0, "ts_offset_ns ingest: %s", x.err.msg);
 	} else {
 		is_int(q_int(x.db, "SELECT min(ts) FROM events"), 500, "ts_offset_ns shifts stored ts");
@@ -644,6 +790,8 @@ main(void)
 	test_scanner();
 	test_scanner_errors();
 	test_e2e();
+	test_access_flags();
+	test_chunk_sizes();
 	test_e2e_errors();
 	test_bigdoc_chunks();
 	test_async_ids();
