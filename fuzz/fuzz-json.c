@@ -6,9 +6,9 @@
  * streaming scanner is also checked differentially: fed whole and fed in
  * small chunks (1..61 bytes, picked from the input), it must hand out the same
  * events and metadata and fail with the same message; and so is the reader,
- * whose trace (its counts) or error must not change with small reads, where
- * events cross read chunks and take the scanner's copy instead of being
- * parsed in place.  Built
+ * whose trace (its counts) or error must not change with small reads done on
+ * the read-ahead thread, where events cross read chunks and take the
+ * scanner's copy instead of being parsed in place.  Built
  * with -DFUZZ_REPLAY_MAIN it is instead a TAP program that feeds every file
  * of fuzz/corpus/json to the same entry point (run by make check).
  */
@@ -85,11 +85,11 @@ scan_differential(const uint8_t *data, size_t size)
 
 /*
  * Read @data into a real store with @chunk-byte reads (0: the reader's
- * default) and finish it; what came out (the stats, or the error) as text
- * in @out.
+ * default), on a thread of their own when @thread is 1, and finish it; what
+ * came out (the stats, or the error) as text in @out.
  */
 static void
-read_into_store(const uint8_t *data, size_t size, size_t chunk, struct tc_buf *out)
+read_into_store(const uint8_t *data, size_t size, size_t chunk, int thread, struct tc_buf *out)
 {
 	struct st_writer *w = NULL;
 	struct tc_input *in = NULL;
@@ -106,7 +106,7 @@ read_into_store(const uint8_t *data, size_t size, size_t chunk, struct tc_buf *o
 		return;
 	}
 	tc_err_clear(&err);
-	ret = ing_json_read_chunks(w, in, NULL, chunk, &err);
+	ret = ing_json_read_chunks(w, in, NULL, chunk, thread, &err);
 	if (ret == 0) {
 		ret = st_writer_finish(w, &st, &err);
 		if (ret == 0) {
@@ -136,12 +136,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!db_path[0])
 		snprintf(db_path, sizeof(db_path), "%s/fuzz-json-%d.db",
 			 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
-	/* Whole, events parse in place; in small reads, most go through the
-	 * scanner's copy: the same trace and the same messages either way. */
+	/* Whole, events parse in place; in small reads (on the read-ahead
+	 * thread), most go through the scanner's copy: the same trace and the
+	 * same messages either way. */
 	tc_buf_init(&whole);
 	tc_buf_init(&pieces);
-	read_into_store(data, size, 0, &whole);
-	read_into_store(data, size, chunk, &pieces);
+	read_into_store(data, size, 0, 0, &whole);
+	read_into_store(data, size, chunk, 1, &pieces);
 	if (whole.len != pieces.len || memcmp(whole.data, pieces.data, whole.len)) {
 		fprintf(stderr, "reader differs with %zu-byte reads:\nwhole:  %s\npieces: %s\n",
 			chunk, whole.data, pieces.data);

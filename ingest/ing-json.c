@@ -8,6 +8,7 @@
  * See docs/json-ingest.md for the rules and the measured speed.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "store/library.h"
@@ -1658,6 +1659,153 @@ reader_free(struct jreader *r)
 	tc_buf_free(&r->t3);
 }
 
+/* ---- reading ahead on a second thread ---- */
+
+#define JFEED_BUFS 3		/* the one being scanned and two read ahead */
+#define JFEED_MIN (8u << 20)	/* inputs smaller than this are read inline */
+
+/*
+ * The input, read (and inflated) by a thread of its own while the reader
+ * scans the previous buffer: read(2)'s copy, or inflate() for a gzip'd
+ * trace, then runs beside the parse.  Each buffer holds what one
+ * tc_input_read() returned, so the reader sees the same pieces, the same
+ * end and the same error as when it reads inline.  Without the thread
+ * (small or unsized input, or pthread_create() failed) jfeed_next() reads
+ * inline into buf[0].
+ */
+struct jfeed {
+	struct tc_input *in;
+	size_t chunk;
+	bool thr_on;
+	pthread_t thr;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	char *buf[JFEED_BUFS];
+	long len[JFEED_BUFS];		/* what tc_input_read() returned into it */
+	uint64_t raw_off[JFEED_BUFS];	/* tc_input_raw_offset() after it */
+	unsigned filled, used;		/* buffers read / given back, counting up */
+	bool quit;
+	struct tc_err err;		/* the thread's read error */
+};
+
+static void *
+jfeed_thread(void *arg)
+{
+	struct jfeed *f = arg;
+	unsigned k;
+	long got;
+
+	pthread_mutex_lock(&f->mu);
+	for (;;) {
+		while (!f->quit && f->filled - f->used >= JFEED_BUFS)
+			pthread_cond_wait(&f->cv, &f->mu);
+		if (f->quit)
+			break;
+		k = f->filled % JFEED_BUFS;
+		pthread_mutex_unlock(&f->mu);
+		got = tc_input_read(f->in, f->buf[k], f->chunk, &f->err);
+		pthread_mutex_lock(&f->mu);
+		f->len[k] = got;
+		f->raw_off[k] = tc_input_raw_offset(f->in);
+		f->filled++;
+		pthread_cond_broadcast(&f->cv);
+		if (got <= 0)
+			break;	/* the end, or an error: nothing more to read */
+	}
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+/*
+ * Start reading @in in @chunk-byte pieces; @thread: 1 on a thread, 0
+ * inline, -1 on a thread when the input is big enough to gain from it.
+ */
+static void
+jfeed_start(struct jfeed *f, struct tc_input *in, size_t chunk, int thread)
+{
+	size_t i;
+
+	memset(f, 0, sizeof(*f));
+	f->in = in;
+	f->chunk = chunk;
+	if (thread < 0)
+		thread = tc_input_raw_size(in) >= JFEED_MIN;
+	f->buf[0] = tc_xmalloc(chunk);
+	if (!thread)
+		return;
+	for (i = 1; i < JFEED_BUFS; i++)
+		f->buf[i] = tc_xmalloc(chunk);
+	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->cv, NULL);
+	f->thr_on = pthread_create(&f->thr, NULL, jfeed_thread, f) == 0;
+	if (!f->thr_on) {
+		pthread_cond_destroy(&f->cv);
+		pthread_mutex_destroy(&f->mu);
+	}
+}
+
+/*
+ * The next piece of input in *@p: its length, 0 at the end, or -errno with
+ * @err set.  Hand it back with jfeed_done() before asking for the next.
+ * @raw_off: out, the input's raw offset after it (for progress).
+ */
+static long
+jfeed_next(struct jfeed *f, const char **p, uint64_t *raw_off, struct tc_err *err)
+{
+	unsigned k;
+	long got;
+
+	if (!f->thr_on) {
+		got = tc_input_read(f->in, f->buf[0], f->chunk, err);
+		*p = f->buf[0];
+		*raw_off = tc_input_raw_offset(f->in);
+		return got;
+	}
+	pthread_mutex_lock(&f->mu);
+	while (f->filled == f->used)
+		pthread_cond_wait(&f->cv, &f->mu);
+	k = f->used % JFEED_BUFS;
+	got = f->len[k];
+	*p = f->buf[k];
+	*raw_off = f->raw_off[k];
+	pthread_mutex_unlock(&f->mu);
+	if (got < 0 && err && !err->code)
+		*err = f->err;
+	return got;
+}
+
+static void
+jfeed_done(struct jfeed *f)
+{
+	if (!f->thr_on)
+		return;
+	pthread_mutex_lock(&f->mu);
+	f->used++;
+	pthread_cond_broadcast(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+}
+
+/* Stop the thread (it finishes the read it is in) and free the buffers. */
+static void
+jfeed_stop(struct jfeed *f)
+{
+	size_t i;
+
+	if (f->thr_on) {
+		pthread_mutex_lock(&f->mu);
+		f->quit = true;
+		pthread_cond_broadcast(&f->cv);
+		pthread_mutex_unlock(&f->mu);
+		pthread_join(f->thr, NULL);
+		pthread_cond_destroy(&f->cv);
+		pthread_mutex_destroy(&f->mu);
+		f->thr_on = false;
+	}
+	for (i = 0; i < JFEED_BUFS; i++)
+		free(f->buf[i]);
+	memset(f->buf, 0, sizeof(f->buf));
+}
+
 static const struct ij_scan_ops scan_ops = {
 	.event = on_event,
 	.meta = on_meta,
@@ -1668,17 +1816,18 @@ int
 ing_json_read(struct st_writer *w, struct tc_input *in, const struct ing_opts *opts,
 	      struct tc_err *err)
 {
-	return ing_json_read_chunks(w, in, opts, CHUNK, err);
+	return ing_json_read_chunks(w, in, opts, CHUNK, -1, err);
 }
 
 int
 ing_json_read_chunks(struct st_writer *w, struct tc_input *in, const struct ing_opts *opts,
-		     size_t chunk, struct tc_err *err)
+		     size_t chunk, int thread, struct tc_err *err)
 {
 	struct jreader r;
 	struct ij_scan scan;
-	char *buf = NULL;
-	uint64_t raw_size = tc_input_raw_size(in);
+	struct jfeed feed;
+	const char *p;
+	uint64_t raw_size = tc_input_raw_size(in), raw_off;
 	long got;
 	size_t i;
 	int ret = 0;
@@ -1700,24 +1849,23 @@ ing_json_read_chunks(struct st_writer *w, struct tc_input *in, const struct ing_
 	r.identmap.arena = &r.names;
 	ij_scan_init(&scan, &scan_ops, &r, r.name);
 
-	if (!chunk)
-		chunk = CHUNK;
-	buf = tc_xmalloc(chunk);
+	jfeed_start(&feed, in, chunk ? chunk : CHUNK, thread);
 	for (;;) {
-		got = tc_input_read(in, buf, chunk, err);
+		got = jfeed_next(&feed, &p, &raw_off, err);
 		if (got < 0) {
 			ret = (int)got;
 			goto out;
 		}
 		if (got == 0)
 			break;
-		ret = ij_scan_feed(&scan, buf, (size_t)got, err);
+		ret = ij_scan_feed(&scan, p, (size_t)got, err);
+		jfeed_done(&feed);
 		if (ret)
 			goto out;
 		if (opts && opts->progress && raw_size)
-			opts->progress(opts->ctx, TC_MIN(1.0, (double)tc_input_raw_offset(in) /
-							 (double)raw_size));
+			opts->progress(opts->ctx, TC_MIN(1.0, (double)raw_off / (double)raw_size));
 	}
+	jfeed_stop(&feed);
 	ret = ij_scan_end(&scan, err);
 	if (ret)
 		goto out;
@@ -1748,8 +1896,8 @@ ing_json_read_chunks(struct st_writer *w, struct tc_input *in, const struct ing_
 	if (opts && opts->progress)
 		opts->progress(opts->ctx, 1.0);
 out:
+	jfeed_stop(&feed);
 	ij_scan_free(&scan);
 	reader_free(&r);
-	free(buf);
 	return ret;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sqlite3.h>
+#include <zlib.h>
 #include "tests/tap.h"
 #include "store/library.h"
 #include "ingest/ingest.h"
@@ -292,18 +293,21 @@ struct e2e {
 };
 
 static int e2e_run_opts(struct e2e *x, const char *doc, size_t len, const struct ing_opts *opts,
-			size_t chunk);
+			size_t chunk, int thread);
 
 static int
 e2e_run(struct e2e *x, const char *doc, size_t len)
 {
-	return e2e_run_opts(x, doc, len, NULL, 0);
+	return e2e_run_opts(x, doc, len, NULL, 0, -1);
 }
 
-/* @chunk: read size (0: the reader's default, larger than every doc here). */
+/*
+ * @chunk: read size (0: the reader's default, larger than every doc here);
+ * @thread: read on a thread (1), inline (0), or as ing_json_read() does (-1).
+ */
 static int
 e2e_run_opts(struct e2e *x, const char *doc, size_t len, const struct ing_opts *opts,
-	     size_t chunk)
+	     size_t chunk, int thread)
 {
 	struct st_writer *w = NULL;
 	struct tc_input *in = NULL;
@@ -317,7 +321,7 @@ e2e_run_opts(struct e2e *x, const char *doc, size_t len, const struct ing_opts *
 		return x->ret;
 	x->ret = tc_input_open_mem(&in, doc, len, "e2e.json", &x->err);
 	if (!x->ret)
-		x->ret = ing_json_read_chunks(w, in, opts, chunk, &x->err);
+		x->ret = ing_json_read_chunks(w, in, opts, chunk, thread, &x->err);
 	tc_input_close(in);
 	if (x->ret) {
 		st_writer_abort(w);
@@ -560,8 +564,9 @@ e2e_dump(struct e2e *x, int ret, struct tc_buf *out)
 
 /*
  * The reader parses an event in place when it lies inside one read chunk and
- * goes through the scanner's copy when it crosses one: the stored trace, the
- * counts and every error message must not depend on where the chunks fall.
+ * goes through the scanner's copy when it crosses one, and big inputs are
+ * read on a second thread: the stored trace, the counts and every error
+ * message must not depend on where the chunks fall or who read them.
  */
 static void
 test_chunk_sizes(void)
@@ -594,22 +599,91 @@ test_chunk_sizes(void)
 		size_t len = strlen(docs[d].doc), bad = 0;
 
 		tc_buf_reset(&whole);
-		ret = e2e_run_opts(&x, docs[d].doc, len, NULL, len + 1);
+		ret = e2e_run_opts(&x, docs[d].doc, len, NULL, len + 1, 0);
+		e2e_dump(&x, ret, &whole);
+		e2e_close(&x);
+		for (c = 0; c < 2 * TC_ARRAY_SIZE(chunks); c++) {
+			size_t chunk = chunks[c / 2];
+			int thread = c % 2;
+
+			tc_buf_reset(&part);
+			ret = e2e_run_opts(&x, docs[d].doc, len, NULL, chunk, thread);
+			e2e_dump(&x, ret, &part);
+			e2e_close(&x);
+			if (part.len != whole.len || memcmp(part.data, whole.data, part.len)) {
+				printf("# %zu-byte chunks%s:\n# %s\n# whole:\n# %s\n", chunk,
+				       thread ? " read on a thread" : "", part.data, whole.data);
+				bad++;
+			}
+		}
+		ok(!bad, "%s: the same store and messages at every chunk size, read inline or "
+		   "on a thread", docs[d].name);
+	}
+	tc_buf_free(&whole);
+	tc_buf_free(&part);
+}
+
+/* @doc gzip'd into @out. */
+static void
+gzip_doc(const char *doc, size_t len, struct tc_buf *out)
+{
+	z_stream z;
+	unsigned char buf[4096];
+
+	memset(&z, 0, sizeof(z));
+	deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+	z.next_in = (unsigned char *)(uintptr_t)doc;
+	z.avail_in = (uInt)len;
+	do {
+		z.next_out = buf;
+		z.avail_out = sizeof(buf);
+		deflate(&z, Z_FINISH);
+		tc_buf_add(out, (const char *)buf, sizeof(buf) - z.avail_out);
+	} while (z.avail_out == 0);
+	deflateEnd(&z);
+}
+
+/* A gzip'd trace, whole and cut short: inflated inline or on the read-ahead thread. */
+static void
+test_gzip_thread(void)
+{
+	static const size_t chunks[] = { 1, 7, 4096 };
+	struct tc_buf gz, whole, part;
+	struct e2e x;
+	size_t c, cut;
+	int ret, bad;
+
+	tc_buf_init(&gz);
+	tc_buf_init(&whole);
+	tc_buf_init(&part);
+	gzip_doc(e2e_doc, sizeof(e2e_doc) - 1, &gz);
+	for (cut = 0; cut < 2; cut++) {
+		size_t len = cut ? gz.len * 2 / 3 : gz.len;
+
+		bad = 0;
+		tc_buf_reset(&whole);
+		ret = e2e_run_opts(&x, gz.data, len, NULL, 0, 0);
 		e2e_dump(&x, ret, &whole);
 		e2e_close(&x);
 		for (c = 0; c < TC_ARRAY_SIZE(chunks); c++) {
 			tc_buf_reset(&part);
-			ret = e2e_run_opts(&x, docs[d].doc, len, NULL, chunks[c]);
+			ret = e2e_run_opts(&x, gz.data, len, NULL, chunks[c], 1);
 			e2e_dump(&x, ret, &part);
 			e2e_close(&x);
 			if (part.len != whole.len || memcmp(part.data, whole.data, part.len)) {
-				printf("# %zu-byte chunks:\n# %s\n# whole:\n# %s\n", chunks[c],
-				       part.data, whole.data);
+				printf("# %zu-byte chunks on a thread:\n# %s\n# inline:\n# %s\n",
+				       chunks[c], part.data, whole.data);
 				bad++;
 			}
 		}
-		ok(!bad, "%s: the same store and messages at every chunk size", docs[d].name);
+		if (cut)
+			ok(!bad && strstr(whole.data, "truncated gzip"),
+			   "a cut gzip stream fails the same way read on a thread");
+		else
+			ok(!bad && !strncmp(whole.data, "ret 0:", 6),
+			   "a gzip'd trace reads the same on a thread");
 	}
+	tc_buf_free(&gz);
 	tc_buf_free(&whole);
 	tc_buf_free(&part);
 }
@@ -720,7 +794,7 @@ test_offset(void)
 	struct ing_opts o = { .ts_offset_ns = -1000 };
 	struct e2e x;
 
-	if (e2e_run_opts(&x, doc, sizeof(doc) - 1, &o, 0)) {
+	if (e2e_run_opts(&x, doc, sizeof(doc) - 1, &o, 0, -1)) {
 		ok(0, "ts_offset_ns ingest: %s", x.err.msg);
 	} else {
 		is_int(q_int(x.db, "SELECT min(ts) FROM events"), 500, "ts_offset_ns shifts stored ts");
@@ -792,6 +866,7 @@ main(void)
 	test_e2e();
 	test_access_flags();
 	test_chunk_sizes();
+	test_gzip_thread();
 	test_e2e_errors();
 	test_bigdoc_chunks();
 	test_async_ids();
