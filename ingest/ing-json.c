@@ -1662,7 +1662,7 @@ reader_free(struct jreader *r)
 /* ---- reading ahead on a second thread ---- */
 
 #define JFEED_BUFS 3		/* the one being scanned and two read ahead */
-#define JFEED_MIN (8u << 20)	/* inputs smaller than this are read inline */
+#define JFEED_MIN (8u << 20)	/* inputs smaller than this are read inline (gzip: 1/8) */
 
 /*
  * The input, read (and inflated) by a thread of its own while the reader
@@ -1729,7 +1729,7 @@ jfeed_start(struct jfeed *f, struct tc_input *in, size_t chunk, int thread)
 	f->in = in;
 	f->chunk = chunk;
 	if (thread < 0)
-		thread = tc_input_raw_size(in) >= JFEED_MIN;
+		thread = tc_input_raw_size(in) * (tc_input_is_gzip(in) ? 8 : 1) >= JFEED_MIN;
 	f->buf[0] = tc_xmalloc(chunk);
 	if (!thread)
 		return;

@@ -194,8 +194,8 @@ struct ing_opts;
 /**
  * ing_json_read_chunks - ing_json_read() reading the input @chunk bytes at a
  * time (0: the default, 1 MiB), on a thread of its own when @thread is 1,
- * inline when 0, and on a thread for inputs of 8 MiB or more when -1 (what
- * ing_json_read() does).  Events that cross a chunk boundary take the
+ * inline when 0, and on a thread for inputs of 8 MiB or more (1 MiB
+ * gzip'd) when -1 (what ing_json_read() does).  Events that cross a chunk boundary take the
  * scanner's copying path and the others are parsed in place, so the tests
  * and the fuzz target use it to check that all ways give the same trace.
  */
