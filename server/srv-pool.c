@@ -115,10 +115,17 @@ conn_open(struct srv *s, const char *id, struct tc_err *err)
 	} else {
 		path = tc_xstrdup(s->catalog_path);
 	}
-	rc = sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK) {
-		tc_err_set(err, -EIO, "%s: %s", path,
-			   c->db ? sqlite3_errmsg(c->db) : "open failed");
+	if (id) {
+		/* checks the store version, registers the events table */
+		rc = st_trace_open(&c->db, path, err);
+	} else {
+		rc = sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+				     NULL);
+		if (rc != SQLITE_OK)
+			rc = tc_err_set(err, -EIO, "%s: %s", path,
+					c->db ? sqlite3_errmsg(c->db) : "open failed");
+	}
+	if (rc) {
 		conn_close(c);
 		c = NULL;
 		goto out;
