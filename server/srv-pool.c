@@ -131,12 +131,6 @@ conn_open(struct srv *s, const char *id, struct tc_err *err)
 		goto out;
 	}
 	sqlite3_busy_timeout(c->db, 5000);
-	if (id && st_sql_register(c->db) < 0) {
-		tc_err_set(err, -EIO, "%s: events table: %s", path, sqlite3_errmsg(c->db));
-		conn_close(c);
-		c = NULL;
-		goto out;
-	}
 	if (id) {
 		c->bucket_ns = meta_i64(c->db, "bucket_ns", 0);
 		c->origin_ns = meta_i64(c->db, "origin_ns", 0);
