@@ -194,10 +194,11 @@ struct ing_opts;
 /**
  * ing_json_read_chunks - ing_json_read() reading the input @chunk bytes at a
  * time (0: the default, 1 MiB), on a thread of its own when @thread is 1,
- * inline when 0, and on a thread for inputs of 8 MiB or more (1 MiB
- * gzip'd) when -1 (what ing_json_read() does).  Events that cross a chunk boundary take the
- * scanner's copying path and the others are parsed in place, so the tests
- * and the fuzz target use it to check that all ways give the same trace.
+ * inline when 0, and on a thread for inputs of 8 MiB or more (1 MiB gzip'd)
+ * when -1 (what ing_json_read() does).  Events that cross a chunk boundary
+ * take the scanner's copying path and the others are parsed in place, so the
+ * tests and the fuzz target use it to check that all ways give the same
+ * trace.  Return: as ing_json_read().
  */
 int ing_json_read_chunks(struct st_writer *w, struct tc_input *in, const struct ing_opts *opts,
 			 size_t chunk, int thread, struct tc_err *err);
