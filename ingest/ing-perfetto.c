@@ -1304,12 +1304,26 @@ out:
 static int
 pf_packet(struct pf_ctx *c, const uint8_t *data, size_t len, uint64_t off)
 {
-	PfPacket *p;
+	PfPacket fast, *p = NULL;
 	struct pf_seq *s;
 	int64_t ts;
 	int ret = 0;
 
-	p = perfetto__protos__trace_packet__unpack(&c->alloc[c->depth], len, data);
+	/*
+	 * The hand decoder takes TrackEvents and interned data; the rest
+	 * (descriptors, clock snapshots, defaults, odd encodings) goes through
+	 * protobuf-c.  Both allocate from this depth's arena only, so there is
+	 * nothing to free but the arena.
+	 */
+	switch (pf_dec_packet(&c->arena[c->depth], data, len, &fast)) {
+	case PF_DEC_OK:
+		p = &fast;
+		break;
+	case PF_DEC_SLOW:
+		tc_arena_reset(&c->arena[c->depth]);
+		p = perfetto__protos__trace_packet__unpack(&c->alloc[c->depth], len, data);
+		break;
+	}
 	if (!p) {
 		tc_arena_reset(&c->arena[c->depth]);
 		if (!c->packets)
@@ -1376,7 +1390,6 @@ pf_packet(struct pf_ctx *c, const uint8_t *data, size_t len, uint64_t off)
 	if (p->track_event)
 		pf_track_event(c, s, p, ts);
 out:
-	perfetto__protos__trace_packet__free_unpacked(p, &c->alloc[c->depth]);
 	tc_arena_reset(&c->arena[c->depth]);
 	return ret;
 }
