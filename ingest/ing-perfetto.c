@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
@@ -157,7 +158,8 @@ struct pf_ctx {
 	uint64_t n_end_unmatched;	/* SLICE_END with no open slice */
 	uint64_t n_compressed;
 	int depth;		/* compressed_packets nesting */
-	json_t *scratch;
+	struct tc_buf args;	/* pf_args() scratch */
+	bool fast_real;		/* pf_args_probe() said yes */
 };
 
 /* ---- small helpers ---- */
@@ -679,16 +681,18 @@ pf_annot_value(struct pf_seq *s, const PfAnnot *a, int depth)
 	return json_null();
 }
 
-/* The debug annotations as a JSON object text (malloc'd), NULL when none. */
+/*
+ * The debug annotations as a JSON object text (malloc'd), NULL when none,
+ * built with jansson: the reference for pf_args_fast(), and what takes the
+ * annotations it does not.
+ */
 static char *
-pf_args(struct pf_seq *s, const PfEvent *te)
+pf_args_json(struct pf_seq *s, const PfEvent *te)
 {
 	json_t *o;
 	char *txt;
 	size_t i;
 
-	if (!te->n_debug_annotations)
-		return NULL;
 	o = json_object();
 	for (i = 0; i < te->n_debug_annotations; i++) {
 		const PfAnnot *a = te->debug_annotations[i];
@@ -703,6 +707,225 @@ pf_args(struct pf_seq *s, const PfEvent *te)
 	txt = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(o);
 	return txt;
+}
+
+/*
+ * @str as a JSON string the way json_dumps(JSON_ENSURE_ASCII) writes it,
+ * appended to @b; false when it holds a byte >= 0x80 (UTF-8 validation and
+ * \u escapes are left to jansson).
+ */
+static bool
+pf_json_str(struct tc_buf *b, const char *str)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p = (const unsigned char *)str, *run = p;
+
+	tc_buf_addc(b, '"');
+	for (;; p++) {
+		const char *esc = NULL;
+		char u[7];
+
+		if (*p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80)
+			continue;
+		if (*p >= 0x80)
+			return false;
+		tc_buf_add(b, run, (size_t)(p - run));
+		if (!*p)
+			break;
+		switch (*p) {
+		case '"':
+			esc = "\\\"";
+			break;
+		case '\\':
+			esc = "\\\\";
+			break;
+		case '\b':
+			esc = "\\b";
+			break;
+		case '\f':
+			esc = "\\f";
+			break;
+		case '\n':
+			esc = "\\n";
+			break;
+		case '\r':
+			esc = "\\r";
+			break;
+		case '\t':
+			esc = "\\t";
+			break;
+		default:
+			memcpy(u, "\\u00", 4);
+			u[4] = hex[*p >> 4];
+			u[5] = hex[*p & 15];
+			u[6] = '\0';
+			esc = u;
+			break;
+		}
+		tc_buf_adds(b, esc);
+		run = p + 1;
+	}
+	tc_buf_addc(b, '"');
+	return true;
+}
+
+static void
+pf_json_int(struct tc_buf *b, int64_t v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	tc_buf_add(b, p, (size_t)(buf + sizeof(buf) - p));
+}
+
+/*
+ * A finite double as jansson 2.14 built without dtoa writes it: "%.17g",
+ * ".0" appended when that has neither '.' nor 'e', and the exponent's '+'
+ * and leading zeros dropped.  pf_args_probe() checks that the jansson we
+ * run with agrees before pf_args_fast() relies on it.
+ */
+static void
+pf_json_real(struct tc_buf *b, double v)
+{
+	char buf[40], *e;
+	int n = snprintf(buf, sizeof(buf), "%.17g", v);
+
+	if (!strchr(buf, '.') && !strchr(buf, 'e')) {
+		memcpy(buf + n, ".0", 3);
+		n += 2;
+	}
+	e = strchr(buf, 'e');
+	if (e) {
+		char *start = e + 1, *end = e + 2;
+
+		if (*start == '-')
+			start++;
+		while (*end == '0')
+			end++;
+		if (end != start) {
+			memmove(start, end, (size_t)(buf + n + 1 - end));
+			n -= (int)(end - start);
+		}
+	}
+	tc_buf_add(b, buf, (size_t)n);
+}
+
+/* Whether pf_json_real() (@real) or pf_json_int() writes @v as jansson does. */
+static bool
+pf_args_same(double v, bool real)
+{
+	json_t *j = real ? json_real(v) : json_integer((json_int_t)v);
+	char *txt = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII);
+	struct tc_buf b;
+	bool same;
+
+	tc_buf_init(&b);
+	if (real)
+		pf_json_real(&b, v);
+	else
+		pf_json_int(&b, (int64_t)v);
+	same = txt && b.data && !strcmp(txt, b.data);
+	tc_buf_free(&b);
+	free(txt);
+	json_decref(j);
+	return same;
+}
+
+/* Whether pf_json_int/pf_json_real write what the jansson we run with writes. */
+static bool
+pf_args_probe(void)
+{
+	static const double v[] = { 0.0, -0.0, 1.0, -2.5, 0.1, 48.211, 1275.5, 1e20, 1e-5,
+				    1.5e300, -3.25e-300, 123456789012345680.0, 1.0 / 3.0 };
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (!pf_args_same(v[i], true))
+			return false;
+	return pf_args_same(-1025.0, false) && pf_args_same(4294967296.0, false);
+}
+
+/*
+ * The debug annotations' JSON object text into @b without building jansson
+ * values, byte for byte what pf_args_json() gives, for flat annotations
+ * with distinct ASCII names and scalar values (bool, int, uint, double,
+ * string, interned string, pointer).  Return: false when the annotations
+ * need pf_args_json() (nested dicts or arrays, legacy JSON, non-ASCII text,
+ * repeated names, non-finite doubles, doubles when @fast_real is false).
+ */
+static bool
+pf_args_fast(struct pf_seq *s, const PfEvent *te, bool fast_real, struct tc_buf *b)
+{
+	const char *names[16];
+	size_t i, j;
+
+	if (te->n_debug_annotations > sizeof(names) / sizeof(names[0]))
+		return false;
+	tc_buf_addc(b, '{');
+	for (i = 0; i < te->n_debug_annotations; i++) {
+		const PfAnnot *a = te->debug_annotations[i];
+		const char *n = a->name ? a->name :
+				a->has_name_iid ? pf_strmap_get(&s->dnames, a->name_iid) : NULL;
+
+		if (a->n_dict_entries || a->n_array_values)
+			return false;
+		names[i] = n ? n : "arg";
+		for (j = 0; j < i; j++)
+			if (!strcmp(names[j], names[i]))
+				return false;	/* jansson keeps the first place, the last value */
+		if (i)
+			tc_buf_addc(b, ',');
+		if (!pf_json_str(b, names[i]))
+			return false;
+		tc_buf_addc(b, ':');
+		if (a->has_bool_value) {
+			tc_buf_adds(b, a->bool_value ? "true" : "false");
+		} else if (a->has_uint_value) {
+			pf_json_int(b, (int64_t)a->uint_value);
+		} else if (a->has_int_value) {
+			pf_json_int(b, a->int_value);
+		} else if (a->has_double_value) {
+			if (!fast_real || !isfinite(a->double_value))
+				return false;	/* jansson drops NaN and infinities */
+			pf_json_real(b, a->double_value);
+		} else if (a->string_value) {
+			if (!pf_json_str(b, a->string_value))
+				return false;
+		} else if (a->has_string_value_iid) {
+			const char *v = pf_strmap_get(&s->dvals, a->string_value_iid);
+
+			if (!v)
+				tc_buf_adds(b, "null");
+			else if (!pf_json_str(b, v))
+				return false;
+		} else if (a->has_pointer_value) {
+			tc_buf_printf(b, "\"0x%" PRIx64 "\"", a->pointer_value);
+		} else if (a->legacy_json_value) {
+			return false;
+		} else {
+			tc_buf_adds(b, "null");
+		}
+	}
+	tc_buf_addc(b, '}');
+	return true;
+}
+
+/* The debug annotations as a JSON object text (malloc'd), NULL when none. */
+static char *
+pf_args(struct pf_ctx *c, struct pf_seq *s, const PfEvent *te)
+{
+	if (!te->n_debug_annotations)
+		return NULL;
+	tc_buf_reset(&c->args);
+	if (pf_args_fast(s, te, c->fast_real, &c->args))
+		return tc_xstrndup(c->args.data, c->args.len);
+	return pf_args_json(s, te);
 }
 
 /* ---- events and flows ---- */
@@ -1177,10 +1400,10 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	cat = pf_event_cat(c, s, te);
 	switch (type) {
 	case PF_TE_BEGIN:
-		pf_slice_begin(c, t, te, ts, name, cat, pf_args(s, te));
+		pf_slice_begin(c, t, te, ts, name, cat, pf_args(c, s, te));
 		return;
 	case PF_TE_INSTANT:
-		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args(s, te));
+		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args(c, s, te));
 		return;
 	}
 	if (!le || !le->has_phase) {
@@ -1191,10 +1414,10 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	switch (le->phase) {
 	case 'X':
 		pf_event_now(c, t, te, ST_EV_SLICE, ts, le->duration_us * 1000, name, cat,
-			     pf_args(s, te));
+			     pf_args(c, s, te));
 		break;
 	case 'B':
-		pf_slice_begin(c, t, te, ts, name, cat, pf_args(s, te));
+		pf_slice_begin(c, t, te, ts, name, cat, pf_args(c, s, te));
 		break;
 	case 'E':
 		pf_slice_end(c, t, te, ts);
@@ -1202,7 +1425,7 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	case 'b':
 	case 'S':
 		pf_slice_begin(c, pf_async_track(c, t, le, name), te, ts, name, cat,
-			       pf_args(s, te));
+			       pf_args(c, s, te));
 		break;
 	case 'e':
 	case 'F':
@@ -1212,12 +1435,12 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	case 'T':
 	case 'p':
 		pf_event_now(c, pf_async_track(c, t, le, name), te, ST_EV_INSTANT, ts, 0, name,
-			     cat, pf_args(s, te));
+			     cat, pf_args(c, s, te));
 		break;
 	case 'i':
 	case 'I':
 	case 'R':
-		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args(s, te));
+		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args(c, s, te));
 		break;
 	default:
 		/* object (N/O/D), metadata, sample and memory-dump phases: not
@@ -1525,6 +1748,7 @@ pf_ctx_free(struct pf_ctx *c)
 	free(c->hseq);
 	free(c->edges);
 	free(c->ops);
+	tc_buf_free(&c->args);
 	for (i = 0; i <= PF_MAX_DEPTH; i++)
 		tc_arena_free(&c->arena[i]);
 }
@@ -1620,6 +1844,8 @@ ing_perfetto_read(struct st_writer *w, struct tc_input *in, const struct ing_opt
 	pf_map_init(&c.procs);
 	pf_map_init(&c.flows);
 	pf_map_init(&c.lflows);
+	tc_buf_init(&c.args);
+	c.fast_real = pf_args_probe();
 	buf = tc_xmalloc(cap);
 
 	for (;;) {

@@ -11,6 +11,7 @@
  * tests/data/perfetto/small.pftrace was made).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 #include <sqlite3.h>
 #include <zlib.h>
+#include <jansson.h>
 #include "tests/tap.h"
 #include "store/library.h"
 #include "ingest/ingest.h"
@@ -914,6 +916,187 @@ dec_shared_trace(void)
 	tc_buf_free(&b);
 }
 
+/* ---- debug annotations: the fast args writer against jansson ---- */
+
+typedef Perfetto__Protos__DebugAnnotation Annot;
+
+/* One INSTANT named @name with annotations @an[0..n) on sequence 1 (interned state set up). */
+static void
+put_args_event(struct tc_buf *b, const char *name, Annot **an, size_t n)
+{
+	Pkt p = pkt(1);
+	Ev te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+
+	p.has_timestamp = 1;
+	p.timestamp = 1000;
+	p.has_sequence_flags = 1;
+	p.sequence_flags = 2;
+	te.has_type = 1;
+	te.type = 3;
+	te.name = (char *)name;
+	te.n_debug_annotations = n;
+	te.debug_annotations = an;
+	p.track_event = &te;
+	put(b, &p, NULL, 0);
+}
+
+static void
+test_args(void)
+{
+	Annot a[12], *ap[12], d1 = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT, *dp[1] = { &d1 };
+	Perfetto__Protos__InternedData id = PERFETTO__PROTOS__INTERNED_DATA__INIT;
+	Perfetto__Protos__DebugAnnotationName an = PERFETTO__PROTOS__DEBUG_ANNOTATION_NAME__INIT;
+	Perfetto__Protos__DebugAnnotationName *anp[1] = { &an };
+	Perfetto__Protos__InternedString is = PERFETTO__PROTOS__INTERNED_STRING__INIT;
+	Perfetto__Protos__InternedString *isp[1] = { &is };
+	struct tc_buf b;
+	struct tc_err err = { 0 };
+	struct st_stats st;
+	char path[300];
+	json_t *o, *o2;
+	char *want;
+	sqlite3 *db = NULL;
+	size_t i;
+	Pkt p;
+
+	for (i = 0; i < 12; i++) {
+		a[i] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+		ap[i] = &a[i];
+	}
+	tc_buf_init(&b);
+	/* sequence 1: cleared, interns annotation name 1 = "iname" and string 1 = "istr" */
+	p = pkt(1);
+	p.has_sequence_flags = 1;
+	p.sequence_flags = 1;
+	an.has_iid = 1;
+	an.iid = 1;
+	an.name = "iname";
+	is.has_iid = 1;
+	is.iid = 1;
+	is.has_str = 1;
+	is.str.data = (uint8_t *)"istr";
+	is.str.len = 4;
+	id.n_debug_annotation_names = 1;
+	id.debug_annotation_names = anp;
+	id.n_debug_annotation_string_values = 1;
+	id.debug_annotation_string_values = isp;
+	p.interned_data = &id;
+	put(&b, &p, NULL, 0);
+
+	/* "scalars": every scalar kind, escapes, an interned name and string */
+	a[0].name = "i";
+	a[0].has_int_value = 1;
+	a[0].int_value = INT64_MIN;
+	a[1].name = "u";
+	a[1].has_uint_value = 1;
+	a[1].uint_value = UINT64_MAX;
+	a[2].name = "b";
+	a[2].has_bool_value = 1;
+	a[2].bool_value = 1;
+	a[3].name = "d";
+	a[3].has_double_value = 1;
+	a[3].double_value = 48.211;
+	a[4].name = "e";
+	a[4].has_double_value = 1;
+	a[4].double_value = -1.5e-7;
+	a[5].name = "p";
+	a[5].has_pointer_value = 1;
+	a[5].pointer_value = 0xdeadbeefULL;
+	a[6].name = "s \"q\" \\";
+	a[6].string_value = "tab\there\nnl \x01\x1f del\x7f /";
+	a[7].has_name_iid = 1;
+	a[7].name_iid = 1;
+	a[7].has_string_value_iid = 1;
+	a[7].string_value_iid = 1;
+	a[8].name = "missing";
+	a[8].has_string_value_iid = 1;
+	a[8].string_value_iid = 99;
+	a[9].name = "none";
+	a[10].has_double_value = 1;	/* no name: "arg" */
+	a[10].double_value = 1e21;
+	put_args_event(&b, "scalars", ap, 11);
+	/* "utf8": non-ASCII goes through jansson's escapes */
+	a[0] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[0].name = "h\xc3\xa9";
+	a[0].string_value = "caf\xc3\xa9 \xf0\x9f\x98\x80";
+	put_args_event(&b, "utf8", ap, 1);
+	/* "dup": a repeated name keeps its first place and its last value */
+	a[0] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[0].name = "k";
+	a[0].has_int_value = 1;
+	a[0].int_value = 1;
+	a[1] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[1].name = "m";
+	a[1].has_int_value = 1;
+	a[1].int_value = 2;
+	a[2] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[2].name = "k";
+	a[2].has_int_value = 1;
+	a[2].int_value = 3;
+	put_args_event(&b, "dup", ap, 3);
+	/* "nested": a dict, legacy JSON, a NaN (dropped) */
+	d1.name = "x";
+	d1.has_bool_value = 1;
+	d1.bool_value = 1;
+	a[0] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[0].name = "dict";
+	a[0].n_dict_entries = 1;
+	a[0].dict_entries = dp;
+	a[1] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[1].name = "lj";
+	a[1].legacy_json_value = "[1,{\"y\":2}]";
+	a[2] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[2].name = "nan";
+	a[2].has_double_value = 1;
+	a[2].double_value = NAN;
+	put_args_event(&b, "nested", ap, 3);
+
+	snprintf(path, sizeof(path), "%s/args.db", tmpdir);
+	if (!ok(ingest_mem(b.data, b.len, path, &st, &err) == 0, "args trace ingests"))
+		printf("#   %s\n", err.msg);
+	sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+
+	/* what json_dumps(JSON_COMPACT | JSON_ENSURE_ASCII) writes for the same objects */
+	o = json_object();
+	json_object_set_new(o, "i", json_integer(INT64_MIN));
+	json_object_set_new(o, "u", json_integer(-1));
+	json_object_set_new(o, "b", json_true());
+	json_object_set_new(o, "d", json_real(48.211));
+	json_object_set_new(o, "e", json_real(-1.5e-7));
+	json_object_set_new(o, "p", json_string("0xdeadbeef"));
+	json_object_set_new(o, "s \"q\" \\", json_string("tab\there\nnl \x01\x1f del\x7f /"));
+	json_object_set_new(o, "iname", json_string("istr"));
+	json_object_set_new(o, "missing", json_null());
+	json_object_set_new(o, "none", json_null());
+	json_object_set_new(o, "arg", json_real(1e21));
+	want = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	is_q(db, "SELECT args FROM events WHERE name = (SELECT id FROM strings WHERE s = 'scalars')",
+	     want, "args: scalars, escapes, interned name and value as jansson writes them");
+	free(want);
+	json_decref(o);
+	o = json_object();
+	json_object_set_new(o, "h\xc3\xa9", json_string("caf\xc3\xa9 \xf0\x9f\x98\x80"));
+	want = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	is_q(db, "SELECT args FROM events WHERE name = (SELECT id FROM strings WHERE s = 'utf8')",
+	     want, "args: non-ASCII as jansson escapes it");
+	free(want);
+	json_decref(o);
+	is_q(db, "SELECT args FROM events WHERE name = (SELECT id FROM strings WHERE s = 'dup')",
+	     "{\"k\":3,\"m\":2}", "args: a repeated name keeps its place, takes the last value");
+	o = json_object();
+	o2 = json_object();
+	json_object_set_new(o2, "x", json_true());
+	json_object_set_new(o, "dict", o2);
+	json_object_set_new(o, "lj", json_loads("[1,{\"y\":2}]", JSON_DECODE_ANY, NULL));
+	want = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	is_q(db, "SELECT args FROM events WHERE name = (SELECT id FROM strings WHERE s = 'nested')",
+	     want, "args: nested dict and legacy JSON; NaN dropped");
+	free(want);
+	json_decref(o);
+	sqlite3_close(db);
+	tc_buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -936,6 +1119,7 @@ main(void)
 	test_decoder_cases();
 	dec_trace((const uint8_t *)b.data, b.len, SIZE_MAX, 400, "hand-built trace", 0.4);
 	dec_shared_trace();
+	test_args();
 	tc_buf_free(&b);
 	{
 		char cmd[400];
