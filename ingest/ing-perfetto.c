@@ -30,6 +30,8 @@ typedef Perfetto__Protos__DebugAnnotation PfAnnot;
 #define PF_SEQ_CLEARED 1
 #define PF_SEQ_NEEDS_STATE 2
 #define PF_MAX_DEPTH 4		/* compressed_packets inside compressed_packets */
+#define PF_TCACHE_BITS 8	/* track cache: 256 slots */
+#define PF_NO_ID UINT64_MAX	/* pf_seq.cat_ids: look it up again */
 
 enum { PF_TE_UNSPEC, PF_TE_BEGIN, PF_TE_END, PF_TE_INSTANT, PF_TE_COUNTER };
 enum { PF_FLOW_IN = 1, PF_FLOW_OUT = 2, PF_FLOW_INOUT = 3 };
@@ -94,6 +96,7 @@ struct pf_seq {
 	bool valid;
 	struct pf_map names;	/* iid -> st string id */
 	struct pf_map cats;	/* iid -> char * */
+	struct pf_map cat_ids;	/* iid -> st string id of cats' entry, once used */
 	struct pf_map dnames;	/* iid -> char * */
 	struct pf_map dvals;	/* iid -> char * */
 	bool has_def_track;
@@ -134,7 +137,10 @@ struct pf_ctx {
 	ProtobufCAllocator alloc[PF_MAX_DEPTH + 1];
 
 	struct pf_map seqs;	/* seq id -> struct pf_seq * */
+	struct pf_seq *seq_last;	/* the last one pf_seq_get() gave */
 	struct pf_map tracks;	/* uuid -> struct pf_track * */
+	/* direct-mapped cache in front of tracks (tracks live until the end) */
+	struct pf_track *tcache[1 << PF_TCACHE_BITS];
 	struct pf_map procs;	/* pid -> struct pf_proc * */
 	struct pf_map flows;	/* flow id -> source handle (flow_ids, flow_ids_old) */
 	struct pf_map lflows;	/* legacy bind id -> source handle */
@@ -179,18 +185,23 @@ static struct pf_seq *
 pf_seq_get(struct pf_ctx *c, uint32_t id)
 {
 	bool created;
-	uint64_t *slot = pf_map_slot(&c->seqs, id, &created);
+	uint64_t *slot;
 	struct pf_seq *s;
 
+	if (c->seq_last && c->seq_last->id == id)	/* runs of one sequence */
+		return c->seq_last;
+	slot = pf_map_slot(&c->seqs, id, &created);
 	if (!created)
-		return (struct pf_seq *)(uintptr_t)*slot;
+		return c->seq_last = (struct pf_seq *)(uintptr_t)*slot;
 	s = tc_xcalloc(1, sizeof(*s));
 	s->id = id;
 	pf_map_init(&s->names);
 	pf_map_init(&s->cats);
+	pf_map_init(&s->cat_ids);
 	pf_map_init(&s->dnames);
 	pf_map_init(&s->dvals);
 	*slot = (uintptr_t)s;
+	c->seq_last = s;
 	return s;
 }
 
@@ -212,6 +223,7 @@ pf_seq_reset(struct pf_seq *s)
 	 * stay until replaced (as in Perfetto's trace processor). */
 	pf_map_clear(&s->names);
 	pf_strmap_clear(&s->cats);
+	pf_map_clear(&s->cat_ids);
 	pf_strmap_clear(&s->dnames);
 	pf_strmap_clear(&s->dvals);
 	s->gen++;
@@ -226,26 +238,47 @@ pf_seq_free(struct pf_seq *s)
 	free(s->def_dextra);
 	pf_map_free(&s->names);
 	pf_map_free(&s->cats);
+	pf_map_free(&s->cat_ids);
 	pf_map_free(&s->dnames);
 	pf_map_free(&s->dvals);
 	free(s);
 }
 
+/* The slot of @uuid in the track cache. */
+static struct pf_track **
+pf_track_cached(struct pf_ctx *c, uint64_t uuid)
+{
+	return &c->tcache[(uuid * 0x9E3779B97F4A7C15ULL) >> (64 - PF_TCACHE_BITS)];
+}
+
+/* The track @uuid, NULL when none was made. */
+static struct pf_track *
+pf_track_find(struct pf_ctx *c, uint64_t uuid)
+{
+	struct pf_track **ct = pf_track_cached(c, uuid);
+	uint64_t v;
+
+	if (*ct && (*ct)->uuid == uuid)
+		return *ct;
+	if (!pf_map_get(&c->tracks, uuid, &v))
+		return NULL;
+	return *ct = (struct pf_track *)(uintptr_t)v;
+}
+
 static struct pf_track *
 pf_track_get(struct pf_ctx *c, uint64_t uuid, bool *created)
 {
-	bool cr;
-	uint64_t *slot = pf_map_slot(&c->tracks, uuid, &cr);
-	struct pf_track *t;
+	struct pf_track *t = pf_track_find(c, uuid);
 
 	if (created)
-		*created = cr;
-	if (!cr)
-		return (struct pf_track *)(uintptr_t)*slot;
+		*created = !t;
+	if (t)
+		return t;
 	t = tc_xcalloc(1, sizeof(*t));
 	t->uuid = uuid;
 	t->kind = uuid ? PF_TRK_NAMED : PF_TRK_GLOBAL;
-	*slot = (uintptr_t)t;
+	*pf_map_slot(&c->tracks, uuid, NULL) = (uintptr_t)t;
+	*pf_track_cached(c, uuid) = t;
 	return t;
 }
 
@@ -610,8 +643,11 @@ pf_interned(struct pf_ctx *c, struct pf_seq *s, const Perfetto__Protos__Interned
 	}
 	for (i = 0; i < d->n_event_categories; i++) {
 		const char *n = d->event_categories[i]->name;
+		uint64_t iid = d->event_categories[i]->iid, v;
 
-		pf_strmap_put(&s->cats, d->event_categories[i]->iid, n, n ? strlen(n) : 0);
+		pf_strmap_put(&s->cats, iid, n, n ? strlen(n) : 0);
+		if (pf_map_get(&s->cat_ids, iid, &v))	/* redefined: intern again */
+			*pf_map_slot(&s->cat_ids, iid, NULL) = PF_NO_ID;
 	}
 	for (i = 0; i < d->n_debug_annotation_names; i++) {
 		const char *n = d->debug_annotation_names[i]->name;
@@ -1110,15 +1146,13 @@ pf_add(struct pf_ctx *c, int unit, int kind, int64_t ts, int64_t dur, uint32_t n
 static void
 pf_counter_value(struct pf_ctx *c, struct pf_seq *s, uint64_t uuid, double v, int64_t ts)
 {
-	uint64_t tv;
-	struct pf_track *t;
+	struct pf_track *t = pf_track_find(c, uuid);
 
-	if (!pf_map_get(&c->tracks, uuid, &tv)) {
+	if (!t) {
 		st_writer_count_bad(c->w, "%s: counter value for undeclared track %" PRIu64,
 				    c->name, uuid);
 		return;
 	}
-	t = (struct pf_track *)(uintptr_t)tv;
 	if (t->kind != PF_TRK_COUNTER) {
 		st_writer_count_bad(c->w, "%s: counter value on non-counter track %" PRIu64,
 				    c->name, uuid);
@@ -1221,8 +1255,20 @@ pf_event_cat(struct pf_ctx *c, struct pf_seq *s, const PfEvent *te)
 
 	if (te->n_categories == 1 && !te->n_category_iids)
 		return pf_intern(c, te->categories[0]);
-	if (!te->n_categories && te->n_category_iids == 1)
-		return pf_intern(c, pf_strmap_get(&s->cats, te->category_iids[0]));
+	if (!te->n_categories && te->n_category_iids == 1) {
+		/* interned once per (sequence, iid), on first use */
+		const char *n;
+		uint64_t *slot, v;
+
+		if (pf_map_get(&s->cat_ids, te->category_iids[0], &v) && v != PF_NO_ID)
+			return (uint32_t)v;
+		n = pf_strmap_get(&s->cats, te->category_iids[0]);
+		if (!n)
+			return 0;
+		slot = pf_map_slot(&s->cat_ids, te->category_iids[0], NULL);
+		*slot = pf_intern(c, n);
+		return (uint32_t)*slot;
+	}
 	if (!te->n_categories && !te->n_category_iids)
 		return 0;
 	tc_buf_init(&b);
@@ -1753,6 +1799,23 @@ pf_ctx_free(struct pf_ctx *c)
 		tc_arena_free(&c->arena[i]);
 }
 
+/* "flow <id>" into @label (>= 26 bytes), as snprintf would, without it. */
+static void
+pf_flow_label(char *label, uint64_t id)
+{
+	char digits[20], *p = digits + sizeof(digits);
+	size_t n;
+
+	do {
+		*--p = (char)('0' + id % 10);
+		id /= 10;
+	} while (id);
+	n = (size_t)(digits + sizeof(digits) - p);
+	memcpy(label, "flow ", 5);
+	memcpy(label + 5, p, n);
+	label[5 + n] = '\0';
+}
+
 /* End of input: close open slices at the last timestamp, then write flow edges. */
 static void
 pf_finish(struct pf_ctx *c)
@@ -1775,7 +1838,7 @@ pf_finish(struct pf_ctx *c)
 
 		if (src <= 0 || dst <= 0)
 			continue;
-		snprintf(label, sizeof(label), "flow %" PRIu64, c->edges[e].id);
+		pf_flow_label(label, c->edges[e].id);
 		st_edge_add(c->w, src, dst, ST_EDGE_FLOW, label);
 	}
 }

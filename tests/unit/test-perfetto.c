@@ -1097,6 +1097,69 @@ test_args(void)
 	tc_buf_free(&b);
 }
 
+/* ---- interned categories: redefined iids give the new name ---- */
+
+/* INSTANT @name on sequence 1 with category iid 1, interning it as @cat
+ * first when @cat is set; @flags are the packet's sequence_flags. */
+static void
+put_cat_event(struct tc_buf *b, const char *name, const char *cat, uint32_t flags)
+{
+	Pkt p = pkt(1);
+	Ev te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+	Perfetto__Protos__InternedData id = PERFETTO__PROTOS__INTERNED_DATA__INIT;
+	Perfetto__Protos__EventCategory k = PERFETTO__PROTOS__EVENT_CATEGORY__INIT;
+	Perfetto__Protos__EventCategory *kp[1] = { &k };
+	uint64_t iid[1] = { 1 };
+
+	p.has_timestamp = 1;
+	p.timestamp = 1000;
+	p.has_sequence_flags = 1;
+	p.sequence_flags = flags;
+	if (cat) {
+		k.has_iid = 1;
+		k.iid = 1;
+		k.name = (char *)cat;
+		id.n_event_categories = 1;
+		id.event_categories = kp;
+		p.interned_data = &id;
+	}
+	te.has_type = 1;
+	te.type = 3;
+	te.name = (char *)name;
+	te.n_category_iids = 1;
+	te.category_iids = iid;
+	p.track_event = &te;
+	put(b, &p, NULL, 0);
+}
+
+static void
+test_category_redefined(void)
+{
+	struct tc_buf b;
+	struct tc_err err = { 0 };
+	struct st_stats st;
+	char path[300];
+	sqlite3 *db = NULL;
+
+	tc_buf_init(&b);
+	put_cat_event(&b, "e1", "first", 1 | 2);	/* cleared, iid 1 = first */
+	put_cat_event(&b, "e2", NULL, 2);		/* first again */
+	put_cat_event(&b, "e3", "second", 2);		/* iid 1 redefined */
+	put_cat_event(&b, "e4", NULL, 2);		/* second */
+	put_cat_event(&b, "e5", "third", 1 | 2);	/* cleared and defined again */
+	put_cat_event(&b, "e6", NULL, 1 | 2);		/* cleared: iid 1 unknown */
+	snprintf(path, sizeof(path), "%s/cats.db", tmpdir);
+	if (!ok(ingest_mem(b.data, b.len, path, &st, &err) == 0, "category trace ingests"))
+		printf("#   %s\n", err.msg);
+	sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+	is_q(db, "SELECT n.s, c.s FROM events e JOIN strings n ON n.id = e.name "
+	     "LEFT JOIN strings c ON c.id = e.cat ORDER BY n.s",
+	     "e1|first;e2|first;e3|second;e4|second;e5|third;e6|NULL",
+	     "interned category ids follow redefinitions and clears");
+	sqlite3_close(db);
+	tc_buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -1120,6 +1183,7 @@ main(void)
 	dec_trace((const uint8_t *)b.data, b.len, SIZE_MAX, 400, "hand-built trace", 0.4);
 	dec_shared_trace();
 	test_args();
+	test_category_redefined();
 	tc_buf_free(&b);
 	{
 		char cmd[400];
