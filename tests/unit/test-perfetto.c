@@ -1054,7 +1054,7 @@ test_args(void)
 	snprintf(path, sizeof(path), "%s/args.db", tmpdir);
 	if (!ok(ingest_mem(b.data, b.len, path, &st, &err) == 0, "args trace ingests"))
 		printf("#   %s\n", err.msg);
-	sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+	st_trace_open(&db, path, NULL);
 
 	/* what json_dumps(JSON_COMPACT | JSON_ENSURE_ASCII) writes for the same objects */
 	o = json_object();
@@ -1151,7 +1151,7 @@ test_category_redefined(void)
 	snprintf(path, sizeof(path), "%s/cats.db", tmpdir);
 	if (!ok(ingest_mem(b.data, b.len, path, &st, &err) == 0, "category trace ingests"))
 		printf("#   %s\n", err.msg);
-	sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+	st_trace_open(&db, path, NULL);
 	is_q(db, "SELECT n.s, c.s FROM events e JOIN strings n ON n.id = e.name "
 	     "LEFT JOIN strings c ON c.id = e.cat ORDER BY n.s",
 	     "e1|first;e2|first;e3|second;e4|second;e5|third;e6|NULL",
