@@ -55,7 +55,7 @@ flush(struct derive *d)
 }
 
 static int
-on_edge(void *ctx, int64_t src, int64_t dst, int kind, const char *label)
+on_edge(void *ctx, int64_t src, int64_t dst, int kind, const char *label, size_t len)
 {
 	struct derive *d = ctx;
 	struct pending *p = &d->batch[d->n++];
@@ -126,7 +126,8 @@ deps_derive(struct st_writer *w, sqlite3 *db, struct st_stats *stats, struct tc_
 		if (sqlite3_step(get) == SQLITE_ROW)
 			rc = deps_engine_event(e, id, sqlite3_column_int64(get, 0),
 					       sqlite3_column_int64(get, 1),
-					       (const char *)sqlite3_column_text(get, 2));
+					       (const char *)sqlite3_column_text(get, 2),
+					       (size_t)sqlite3_column_bytes(get, 2));
 		sqlite3_reset(get);
 		if (rc)
 			goto out;
