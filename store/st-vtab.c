@@ -6,5 +6,5 @@ int
 st_sql_register(sqlite3 *db)
 {
 	(void)db;
-	return 0;
+	return st_edges_register(db);
 }

@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include "store/store.h"
+#include "store/st-edges.h"
 
 struct st_hent {		/* open-addressing string -> id map entry */
 	char *key;
@@ -97,6 +98,7 @@ struct st_writer {
 	int64_t seq;
 	int64_t min_ts, max_end;
 	int64_t nedges_raw;
+	struct st_edges *edges;		/* during finish: the edges to pack (st-edges.h) */
 	struct st_stats stats;
 	int failed;			/* first write error */
 	struct tc_err ferr;

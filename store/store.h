@@ -186,6 +186,16 @@ void st_writer_count_unmatched(struct st_writer *w);
 void st_writer_count_bad_access(struct st_writer *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/**
+ * st_writer_add_edge - for deps/ during finish: store edge @src -> @dst
+ * (final event ids) of @kind, labelled with @len bytes of @label (NULL: no
+ * label).  Edges are packed at the end of st_writer_finish(); the caller
+ * counts them in the stats.  Return: 0 or -errno (-EINVAL: an id out of
+ * range or a bad kind).
+ */
+int st_writer_add_edge(struct st_writer *w, int64_t src, int64_t dst, int kind,
+		       const char *label, size_t len);
+
 /** st_writer_db - the underlying connection (for deps/ during finish). */
 sqlite3 *st_writer_db(struct st_writer *w);
 
