@@ -10,6 +10,7 @@
 int cmd_ingest(int argc, char **argv);		/* cli/cmd-ingest.c */
 int cmd_info(int argc, char **argv);		/* cli/cmd-info.c */
 int cmd_convert(int argc, char **argv);		/* cli/cmd-convert.c */
+int cmd_sql(int argc, char **argv);		/* cli/cmd-sql.c */
 int cmd_ntff(int argc, char **argv);		/* cli/cmd-ntff.c */
 int cmd_serve(int argc, char **argv);		/* server/srv-cmd.c */
 int cmd_capture(int argc, char **argv);		/* capture/cap-cmd.c */

@@ -24,6 +24,7 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "env", cmd_env, "show the resolved capture config and per-layer variables" },
 	{ "ingest", cmd_ingest, "load trace files into the data directory" },
 	{ "info", cmd_info, "list the library, or show one trace" },
+	{ "sql", cmd_sql, "run read-only SQL against a trace (events as a table)" },
 	{ "convert", cmd_convert, "convert between JSON, Perfetto and .ntff" },
 	{ "ntff", cmd_ntff, "list, print, extract or verify .ntff sections" },
 	{ "deps", cmd_deps, "dependency edges and chains of an event" },

@@ -16,8 +16,8 @@
  * so a descent touches a few cache lines per level instead of one node per
  * level of a binary tree.
  *
- * Reader sets are the newest reader plus a shared, reference-counted list
- * of the older ones (prepending shares the tail), so cutting an interval in
+ * Reader sets are the two newest readers plus a shared, reference-counted
+ * list of the older ones (prepending shares the tail), so cutting an interval in
  * two copies nothing.  Their cells come from a free list of slabs, not one
  * malloc() each.
  */
@@ -38,12 +38,12 @@ struct rlist {
 };
 
 /*
- * The readers since the last write, newest first: the newest in @r0 (0:
+ * The readers since the last write, newest first: the two newest in @r (0:
  * none), the older ones in a shared list, so most intervals (read once or
  * twice between writes) need no list walk and no cell.
  */
 struct di_rd {
-	int64_t r0;
+	int64_t r[2];
 	struct rlist *rest;
 };
 
@@ -144,13 +144,15 @@ rd_get(struct di_rd rd)
 static struct di_rd
 rd_push(struct deps_imap *m, struct di_rd rd, int64_t eid)
 {
-	struct di_rd n = { eid, rd.rest };
+	struct di_rd n = { { eid, rd.r[0] }, rd.rest };
 	struct rlist *r;
 
-	if (rd.r0 == eid || !rd.r0)	/* read twice by one event, or the first reader */
-		return (struct di_rd){ eid, rl_get(rd.rest) };
+	if (rd.r[0] == eid)	/* read twice by one event */
+		return rd_get(rd);
+	if (!rd.r[1])		/* room for it */
+		return n;
 	r = rl_alloc(m);
-	r->eid = rd.r0;
+	r->eid = rd.r[1];
 	r->ref = 1;
 	r->next = rl_get(rd.rest);
 	n.rest = r;
@@ -462,8 +464,9 @@ deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int6
 		if (write) {
 			if (o->writer && o->writer != eid)
 				emit(ctx, o->writer, ST_EDGE_OUTPUT, a, b);
-			if (o->rd.r0 && o->rd.r0 != eid)
-				emit(ctx, o->rd.r0, ST_EDGE_ANTI, a, b);
+			for (int k = 0; k < 2; k++)
+				if (o->rd.r[k] && o->rd.r[k] != eid)
+					emit(ctx, o->rd.r[k], ST_EDGE_ANTI, a, b);
 			for (struct rlist *rd = o->rd.rest; rd; rd = rd->next)
 				if (rd->eid != eid)
 					emit(ctx, rd->eid, ST_EDGE_ANTI, a, b);
@@ -477,7 +480,7 @@ deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int6
 		*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ m->old[0].lo, lo,
 			m->old[0].writer, rd_get(m->old[0].rd) };
 	if (write) {
-		*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ lo, hi, eid, { 0, NULL } };
+		*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ lo, hi, eid, { { 0, 0 }, NULL } };
 	} else {
 		for (i = 0; i < nold; i++) {
 			struct di_iv *o = &m->old[i];
@@ -485,14 +488,14 @@ deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int6
 
 			if (a > cur)
 				*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ cur, a, 0,
-					{ eid, NULL } };
+					{ { eid, 0 }, NULL } };
 			*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ a, b, o->writer,
 				rd_push(m, o->rd, eid) };
 			cur = b;
 		}
 		if (cur < hi)
 			*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ cur, hi, 0,
-				{ eid, NULL } };
+				{ { eid, 0 }, NULL } };
 	}
 	if (nold && m->old[nold - 1].hi > hi)
 		*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ hi, m->old[nold - 1].hi,

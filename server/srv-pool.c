@@ -94,7 +94,7 @@ trace_span(struct srv_pool_conn *c)
 		return;
 	c->start_ns = 0;
 	c->end_ns = 0;
-	if (sqlite3_prepare_v2(c->db, "SELECT MIN(ts), MAX(ts + dur) FROM events", -1, &st,
+	if (sqlite3_prepare_v2(c->db, "SELECT MIN(ts_first), MAX(end_max) FROM event_chunks", -1, &st,
 			       NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
 		c->start_ns = sqlite3_column_int64(st, 0);
 		c->end_ns = sqlite3_column_int64(st, 1);
@@ -115,10 +115,17 @@ conn_open(struct srv *s, const char *id, struct tc_err *err)
 	} else {
 		path = tc_xstrdup(s->catalog_path);
 	}
-	rc = sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
-	if (rc != SQLITE_OK) {
-		tc_err_set(err, -EIO, "%s: %s", path,
-			   c->db ? sqlite3_errmsg(c->db) : "open failed");
+	if (id) {
+		/* checks the store version, registers the events table */
+		rc = st_trace_open(&c->db, path, err);
+	} else {
+		rc = sqlite3_open_v2(path, &c->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+				     NULL);
+		if (rc != SQLITE_OK)
+			rc = tc_err_set(err, -EIO, "%s: %s", path,
+					c->db ? sqlite3_errmsg(c->db) : "open failed");
+	}
+	if (rc) {
 		conn_close(c);
 		c = NULL;
 		goto out;

@@ -322,7 +322,8 @@ tl_prepare(sqlite3 *db, struct tl *t)
 	    sqlite3_prepare_v2(db, "SELECT " EV_COLS " FROM events WHERE id >= ?1 AND "
 			       "id < ?2 ORDER BY id", -1, &t->win, NULL) ||
 	    sqlite3_prepare_v2(db, "SELECT ts FROM events WHERE id = ?1", -1, &t->ts_at, NULL) ||
-	    sqlite3_prepare_v2(db, "SELECT MAX(level) FROM summaries WHERE unit_id = ?1", -1,
+	    sqlite3_prepare_v2(db, "SELECT MIN(level), MAX(level) FROM summaries "
+			       "WHERE unit_id = ?1", -1,
 			       &t->maxlevel, NULL) ||
 	    sqlite3_prepare_v2(db, "SELECT bucket, count, busy, dom_ns, vmin, vmax, dom_name "
 			       "FROM summaries WHERE unit_id = ?1 AND level = ?2 AND bucket "
@@ -681,9 +682,12 @@ tl_buckets(struct tl *t, struct srv_pool_conn *c, int64_t unit, bool counter, in
 	const struct srv_sums *lvl = NULL;
 	bool first = true;
 
+	/* a unit's lowest level follows its own density (store/st-finish.c) */
 	sqlite3_bind_int64(t->maxlevel, 1, unit);
-	if (sqlite3_step(t->maxlevel) == SQLITE_ROW)
-		maxlevel = sqlite3_column_int(t->maxlevel, 0);
+	if (sqlite3_step(t->maxlevel) == SQLITE_ROW) {
+		level = sqlite3_column_int(t->maxlevel, 0);
+		maxlevel = sqlite3_column_int(t->maxlevel, 1);
+	}
 	sqlite3_reset(t->maxlevel);
 	/*
 	 * The level of width bucket_ns << L with L the largest such that the
@@ -1376,7 +1380,7 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 			       -1, &dq, NULL) ||
 	    sqlite3_prepare_v2(c->db, "SELECT name, COUNT(*), SUM(dur), MAX(dur) FROM events "
 			       "WHERE unit = ?1 AND depth = ?2 AND ts >= ?3 AND ts < ?4 AND "
-			       "ts + dur > ?4 GROUP BY name", -1, &eq, NULL) ||
+			       "ts_end > ?4 GROUP BY name", -1, &eq, NULL) ||
 	    sqlite3_prepare_v2(c->db, "SELECT name, dur, depth FROM events WHERE id >= ?1 AND "
 			       "id < ?2", -1, &scan, NULL) ||
 	    sqlite3_prepare_v2(c->db, "SELECT ts FROM events WHERE id = ?1", -1, &ts_at, NULL) ||

@@ -31,6 +31,8 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <stdbool.h>
+#include <pthread.h>
+#include <sqlite3.h>
 #include "common/tc.h"
 
 #define ST_CHUNK_EVENTS 256	/* events per chunk, at most */
@@ -77,5 +79,50 @@ int st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
 void st_bloom_add(uint8_t *bloom, uint32_t name);
 /** st_bloom_has - false when @name is certainly not in the chunk. */
 bool st_bloom_has(const uint8_t *bloom, uint32_t name);
+
+/*
+ * Writing chunks from a second thread (store/st-chunk-out.c): st_writer_finish
+ * encodes chunks on its thread and hands each one over; the SQLite inserts,
+ * the blob copies into pages and their writes run on the other core.  Any
+ * other use of the connection meanwhile goes between st_chunk_out_lock()
+ * and st_chunk_out_unlock().
+ */
+#define ST_CHUNK_QLEN 8		/* chunks in flight */
+
+struct st_chunk_job {
+	struct st_chunk_dir dir;
+	struct tc_buf cols, args;
+	bool has_args;
+};
+
+struct st_chunk_out {
+	sqlite3 *db;			/* borrowed */
+	sqlite3_stmt *ins_chunk, *ins_data;
+	pthread_t thr;
+	bool thr_on, quit;
+	pthread_mutex_t mu;		/* the queue */
+	pthread_mutex_t dbmu;		/* the connection */
+	pthread_cond_t cv_have, cv_free;
+	struct st_chunk_job q[ST_CHUNK_QLEN];
+	unsigned head, n;
+	int rc;				/* first failure */
+	char msg[256];
+};
+
+/** st_chunk_out_start - prepare the inserts on @db and start the thread
+ * (writes inline when no thread can be started).  0 or -errno with @err. */
+int st_chunk_out_start(struct st_chunk_out *o, sqlite3 *db, struct tc_err *err);
+/**
+ * st_chunk_out_put - queue one chunk.  @cols and @args are swapped with
+ * empty buffers (their storage is reused), @dir is copied.
+ * Return: 0, or the first failure of an earlier write.
+ */
+int st_chunk_out_put(struct st_chunk_out *o, const struct st_chunk_dir *dir,
+		     struct tc_buf *cols, struct tc_buf *args, bool has_args);
+void st_chunk_out_lock(struct st_chunk_out *o);
+void st_chunk_out_unlock(struct st_chunk_out *o);
+/** st_chunk_out_finish - write what is queued, stop the thread, free
+ * everything.  Safe on a zeroed or failed @o.  0 or -errno with @err. */
+int st_chunk_out_finish(struct st_chunk_out *o, struct tc_err *err);
 
 #endif

@@ -11,32 +11,47 @@
 #include "store/store-int.h"
 
 #define ST_EDGE_KIND_BITS 3
-#define ST_EDGE_PAGE_MAX 4096	/* records per page, at most */
+#define ST_LABEL_TEXT 1		/* label forms (st-edges.h) */
+#define ST_LABEL_RANGE 2
+#define ST_LABEL_WAIT 3
 #define ST_LABEL_ARENA (32u << 20)	/* label bytes kept for interning before a reset */
 #define ST_LABEL_SLOTS_MAX (1u << 21)
 
 /* ---- the collector ---- */
 
-struct st_erec {		/* one edge; lk = label << 3 | kind */
-	uint32_t src, dst, lk;
-};
+#define ST_EDGE_PAGE_MAX (64u << 10)	/* bytes per page, at most */
+#define ST_LCACHE 4096			/* direct-mapped label cache entries */
+#define ST_LCACHE_TEXT 22
+
+/*
+ * A record, the same bytes in both streams: uvarint src, uvarint dst, then
+ * the label part exactly as the blobs hold it (st-edges.h): uvarint
+ * x << 3 | kind and the form's numbers.
+ */
+#define ST_REC_MAX (5 * TC_VARINT_MAX)
 
 struct st_epage {		/* a full page: in memory, or in the spill at off */
-	struct st_erec *mem;
+	uint8_t *mem;
 	uint64_t off;
-	uint32_t n;
+	uint32_t bytes;
 };
 
 struct st_estream {		/* the records of one partition in one order */
 	struct st_epage *pages;
 	size_t npages, cap;
-	struct st_erec *cur;	/* the page being filled */
-	uint32_t ncur;
-	uint64_t total;
+	uint8_t *cur;		/* the page being filled */
+	uint32_t used;
+	uint64_t count, bytes;
 };
 
 struct st_lslot {		/* interning: label text -> id */
 	uint32_t hash, id, off, len;
+};
+
+struct st_lcache {		/* recently used short texts, in front of the slots */
+	uint32_t hash, id;
+	uint8_t len;
+	char text[ST_LCACHE_TEXT];
 };
 
 struct st_edges {
@@ -45,18 +60,19 @@ struct st_edges {
 	unsigned part_shift;	/* event ids per partition: 1 << part_shift */
 	uint32_t nparts;
 	struct st_estream *in, *out;	/* [nparts]: by dst, by src */
-	uint32_t page_recs;
+	uint32_t page_bytes;
 	size_t ram, ram_used;
 	char *spill_base;
 	struct st_spill spill;
 	bool spilling;
 	int64_t nedges;
 	int failed;
-	/* labels */
+	/* label texts */
+	struct st_lcache *cache;
 	struct st_lslot *slots;
 	uint32_t nslots, nused;
 	struct tc_buf arena;	/* texts of the interned labels */
-	uint32_t next_label;	/* ids from 1; 0 is "no label" */
+	uint32_t next_label;	/* ids from 1; 0 is an empty entry */
 	struct tc_buf group;	/* the edge_labels row being built */
 	sqlite3_stmt *ins_label, *ins_block;
 };
@@ -75,6 +91,7 @@ st_edges_new(struct st_edges **out, sqlite3 *db, int64_t max_id, size_t ram,
 	int rc = 0;
 
 	*out = NULL;
+	x->spill.fd = -1;
 	if (max_id < 0 || max_id > UINT32_MAX) {
 		rc = tc_err_set(err, -EINVAL, "edges: %lld events are too many", (long long)max_id);
 		goto out;
@@ -88,17 +105,15 @@ st_edges_new(struct st_edges **out, sqlite3 *db, int64_t max_id, size_t ram,
 	x->in = tc_xcalloc(x->nparts, sizeof(*x->in));
 	x->out = tc_xcalloc(x->nparts, sizeof(*x->out));
 	/* the pages being filled must fit in a quarter of the budget */
-	x->page_recs = (uint32_t)TC_MIN((size_t)ST_EDGE_PAGE_MAX,
-					ram / 4 / (2 * x->nparts * sizeof(struct st_erec)));
-	if (x->page_recs < 64)
-		x->page_recs = 64;
+	x->page_bytes = (uint32_t)TC_MIN((size_t)ST_EDGE_PAGE_MAX, ram / 4 / (2 * x->nparts));
+	if (x->page_bytes < 1024)
+		x->page_bytes = 1024;
 	x->ram = ram;
 	x->spill_base = tc_xstrdup(spill_base);
-	x->spill.fd = -1;
+	x->cache = tc_xcalloc(ST_LCACHE, sizeof(*x->cache));
 	x->next_label = 1;
 	tc_buf_init(&x->arena);
 	tc_buf_init(&x->group);
-	x->group.len = 0;
 	{
 		uint8_t zero = 0;	/* label 0: an empty entry */
 
@@ -139,6 +154,7 @@ st_edges_free(struct st_edges *x)
 	if (x->spill.fd >= 0)
 		st_spill_close(&x->spill);
 	free(x->spill_base);
+	free(x->cache);
 	free(x->slots);
 	tc_buf_free(&x->arena);
 	tc_buf_free(&x->group);
@@ -168,7 +184,7 @@ st_edges_flush_labels(struct st_edges *x, uint32_t g)
 	return rc;
 }
 
-/* Forget every interned label (ids stay taken): bounds the table's memory. */
+/* Forget every interned text (ids stay taken): bounds the table's memory. */
 static void
 st_edges_label_reset(struct st_edges *x)
 {
@@ -197,19 +213,22 @@ st_edges_label_grow(struct st_edges *x)
 	x->nslots = ns;
 }
 
-/* The id of label @s (@len bytes): interned, or a new one; 0 for NULL. */
+/* The id of text @s (@len bytes): interned, or a new one.  0 or -errno. */
 static int
-st_edges_label(struct st_edges *x, const char *s, size_t len, uint32_t *id)
+st_edges_text(struct st_edges *x, const char *s, size_t len, uint32_t *id)
 {
 	uint32_t h, k;
 	uint8_t v[TC_VARINT_MAX];
+	struct st_lcache *c;
 
-	*id = 0;
-	if (!s)
-		return 0;
 	if (len > INT32_MAX)
 		return -EINVAL;
 	h = st_hash(s, len);
+	c = &x->cache[h & (ST_LCACHE - 1)];
+	if (c->id && c->hash == h && c->len == len && !memcmp(c->text, s, len)) {
+		*id = c->id;
+		return 0;
+	}
 	if (2 * (x->nused + 1) > x->nslots) {
 		if (x->nslots >= ST_LABEL_SLOTS_MAX)
 			st_edges_label_reset(x);
@@ -221,10 +240,10 @@ st_edges_label(struct st_edges *x, const char *s, size_t len, uint32_t *id)
 
 		if (sl->hash == h && sl->len == len && !memcmp(x->arena.data + sl->off, s, len)) {
 			*id = sl->id;
-			return 0;
+			goto cache;
 		}
 	}
-	if (x->next_label >= (1u << (32 - ST_EDGE_KIND_BITS)))
+	if (x->next_label == UINT32_MAX)
 		return -EOVERFLOW;
 	*id = x->next_label++;
 	tc_buf_add(&x->group, v, tc_uvarint_put(v, len));
@@ -243,14 +262,94 @@ st_edges_label(struct st_edges *x, const char *s, size_t len, uint32_t *id)
 	x->slots[k].len = (uint32_t)len;
 	tc_buf_add(&x->arena, s, len);
 	x->nused++;
+cache:
+	if (len <= ST_LCACHE_TEXT) {
+		c->hash = h;
+		c->id = *id;
+		c->len = (uint8_t)len;
+		memcpy(c->text, s, len);
+	}
 	return 0;
+}
+
+/* A canonical decimal (no sign, no leading zero) of @n bytes into @v. */
+static bool
+st_dec(const char *s, size_t n, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	if (n == 0 || n > 20 || (s[0] == '0' && n > 1))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = (unsigned char)s[i] - '0';
+
+		if (d > 9 || r > (UINT64_MAX - d) / 10)
+			return false;
+		r = r * 10 + d;
+	}
+	*v = r;
+	return true;
+}
+
+/*
+ * The label part of a record for @label: the form (st-edges.h) that
+ * rebuilds exactly these bytes: "P[LO:HI]" and "P>=N" keep the prefix P as a
+ * text and the numbers as varints, anything else is one text.  Returns the
+ * bytes written at @p (room for 4 varints), or -errno.
+ */
+static int
+st_edges_label(struct st_edges *x, int kind, const char *s, size_t n, uint8_t *p)
+{
+	uint8_t *q = p;
+	uint64_t lo, hi;
+	uint32_t id;
+	size_t i;
+	int rc;
+
+	if (!s) {
+		q += tc_uvarint_put(q, (uint64_t)kind);
+		return (int)(q - p);
+	}
+	/* P[LO:HI] */
+	if (n >= 5 && s[n - 1] == ']') {
+		size_t colon = 0;
+
+		for (i = n - 2; i > 0 && s[i] != '['; i--)
+			if (s[i] == ':' && !colon)
+				colon = i;
+		if (i > 0 && colon > i && st_dec(s + i + 1, colon - i - 1, &lo) &&
+		    st_dec(s + colon + 1, n - 2 - colon, &hi) && hi >= lo) {
+			rc = st_edges_text(x, s, i, &id);
+			if (rc < 0)
+				return rc;
+			q += tc_uvarint_put(q, ((uint64_t)id << 2 | ST_LABEL_RANGE) << 3 | (uint64_t)kind);
+			q += tc_uvarint_put(q, lo);
+			q += tc_uvarint_put(q, hi - lo);
+			return (int)(q - p);
+		}
+	}
+	/* P>=N */
+	for (i = n; i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9'; i--)
+		;
+	if (i >= 3 && i < n && s[i - 1] == '=' && s[i - 2] == '>' && st_dec(s + i, n - i, &lo)) {
+		rc = st_edges_text(x, s, i - 2, &id);
+		if (rc < 0)
+			return rc;
+		q += tc_uvarint_put(q, ((uint64_t)id << 2 | ST_LABEL_WAIT) << 3 | (uint64_t)kind);
+		q += tc_uvarint_put(q, lo);
+		return (int)(q - p);
+	}
+	rc = st_edges_text(x, s, n, &id);
+	if (rc < 0)
+		return rc;
+	q += tc_uvarint_put(q, ((uint64_t)id << 2 | ST_LABEL_TEXT) << 3 | (uint64_t)kind);
+	return (int)(q - p);
 }
 
 /* The page of @s is full: keep it in memory while the budget allows, else spill it. */
 static int
 st_edges_page_done(struct st_edges *x, struct st_estream *s)
 {
-	size_t bytes = (size_t)s->ncur * sizeof(struct st_erec);
 	struct st_epage *pg;
 	int rc;
 
@@ -259,13 +358,13 @@ st_edges_page_done(struct st_edges *x, struct st_estream *s)
 		s->pages = tc_xrealloc(s->pages, s->cap * sizeof(*s->pages));
 	}
 	pg = &s->pages[s->npages++];
-	pg->n = s->ncur;
+	pg->bytes = s->used;
 	pg->mem = NULL;
 	pg->off = 0;
-	if (x->ram_used + bytes <= x->ram) {
+	if (x->ram_used + x->page_bytes <= x->ram) {
 		pg->mem = s->cur;
 		s->cur = NULL;
-		x->ram_used += bytes;
+		x->ram_used += x->page_bytes;
 	} else {
 		if (!x->spilling) {
 			struct tc_err e = { 0 };
@@ -278,30 +377,38 @@ st_edges_page_done(struct st_edges *x, struct st_estream *s)
 			x->spilling = true;
 		}
 		pg->off = x->spill.size;
-		rc = st_spill_write(&x->spill, s->cur, bytes);
+		rc = st_spill_write(&x->spill, s->cur, s->used);
 		if (rc < 0)
 			return rc;
 	}
-	s->ncur = 0;
+	s->used = 0;
 	return 0;
 }
 
 static int
-st_edges_push(struct st_edges *x, struct st_estream *s, const struct st_erec *r)
+st_edges_push(struct st_edges *x, struct st_estream *s, const uint8_t *rec, size_t n)
 {
+	int rc;
+
+	if (s->cur && s->used + n > x->page_bytes) {
+		rc = st_edges_page_done(x, s);
+		if (rc < 0)
+			return rc;
+	}
 	if (!s->cur)
-		s->cur = tc_xmalloc(x->page_recs * sizeof(*s->cur));
-	s->cur[s->ncur++] = *r;
-	s->total++;
-	return s->ncur == x->page_recs ? st_edges_page_done(x, s) : 0;
+		s->cur = tc_xmalloc(x->page_bytes);
+	memcpy(s->cur + s->used, rec, n);
+	s->used += (uint32_t)n;
+	s->count++;
+	s->bytes += n;
+	return 0;
 }
 
 int
 st_edges_add(struct st_edges *x, int64_t src, int64_t dst, int kind, const char *label,
 	     size_t len)
 {
-	struct st_erec r;
-	uint32_t id;
+	uint8_t rec[ST_REC_MAX], *p = rec;
 	int rc;
 
 	if (x->failed)
@@ -309,22 +416,23 @@ st_edges_add(struct st_edges *x, int64_t src, int64_t dst, int kind, const char 
 	if (src < 0 || dst < 0 || src > x->max_id || dst > x->max_id || kind < 0 ||
 	    kind >= (1 << ST_EDGE_KIND_BITS))
 		return -EINVAL;
-	rc = st_edges_label(x, label, len, &id);
+	p += tc_uvarint_put(p, (uint64_t)src);
+	p += tc_uvarint_put(p, (uint64_t)dst);
+	rc = st_edges_label(x, kind, label, len, p);
 	if (rc == -EINVAL)
 		return rc;
-	if (!rc) {
-		r.src = (uint32_t)src;
-		r.dst = (uint32_t)dst;
-		r.lk = id << ST_EDGE_KIND_BITS | (uint32_t)kind;
-		rc = st_edges_push(x, &x->in[r.dst >> x->part_shift], &r);
+	if (rc >= 0) {
+		p += rc;
+		rc = st_edges_push(x, &x->in[(uint64_t)dst >> x->part_shift], rec, (size_t)(p - rec));
 	}
-	if (!rc)
-		rc = st_edges_push(x, &x->out[r.src >> x->part_shift], &r);
+	if (rc >= 0)
+		rc = st_edges_push(x, &x->out[(uint64_t)src >> x->part_shift], rec,
+				   (size_t)(p - rec));
 	if (rc < 0)
 		x->failed = rc;
 	else
 		x->nedges++;
-	return rc;
+	return rc < 0 ? rc : 0;
 }
 
 int
@@ -334,9 +442,28 @@ st_writer_add_edge(struct st_writer *w, int64_t src, int64_t dst, int kind, cons
 	return w->edges ? st_edges_add(w->edges, src, dst, kind, label, len) : -EINVAL;
 }
 
-/* Copy the records of @s into @v (room for s->total). */
+/* Bytes of the label part at @p (its form says how many numbers follow). */
+static size_t
+st_label_len(const uint8_t *p, const uint8_t *end)
+{
+	const uint8_t *q = p;
+	uint64_t v, form;
+	int more;
+
+	if (tc_uvarint_get(&q, end, &v))
+		return 0;
+	form = (v >> ST_EDGE_KIND_BITS) & 3;
+	more = (v >> ST_EDGE_KIND_BITS) == 0 ? 0 : form == ST_LABEL_RANGE ? 2 :
+	       form == ST_LABEL_WAIT ? 1 : 0;
+	while (more--)
+		if (tc_uvarint_get(&q, end, &v))
+			return 0;
+	return (size_t)(q - p);
+}
+
+/* Copy the records of @s into @v (room for s->bytes). */
 static void
-st_edges_load(struct st_edges *x, struct st_estream *s, struct st_erec *v)
+st_edges_load(struct st_edges *x, struct st_estream *s, uint8_t *v)
 {
 	size_t n = 0;
 
@@ -344,49 +471,73 @@ st_edges_load(struct st_edges *x, struct st_estream *s, struct st_erec *v)
 		const struct st_epage *pg = &s->pages[i];
 		const void *from = pg->mem ? (const void *)pg->mem : x->spill.map + pg->off;
 
-		memcpy(v + n, from, pg->n * sizeof(*v));
-		n += pg->n;
+		memcpy(v + n, from, pg->bytes);
+		n += pg->bytes;
 	}
-	if (s->ncur)
-		memcpy(v + n, s->cur, s->ncur * sizeof(*v));
+	if (s->used)
+		memcpy(v + n, s->cur, s->used);
 }
 
+/* One parsed record of a loaded partition. */
+struct st_eref {
+	uint32_t self, peer;	/* dst and src in the ins order, src and dst in the outs */
+	uint32_t off;		/* of its label part in the loaded bytes */
+	uint16_t len;		/* of its label part */
+};
+
 /*
- * Stable counting sort of @n records of one partition on the event id of
- * their dst (@by_src: src) less @base, into @to; @first gets, for each local
- * id i, the index of its first record (first[i + 1] is past its last).
+ * Parse the @n records at @v (@bytes), keyed by their dst (@by_src: src)
+ * less @base, and counting-sort them (stably) into @to; @first[i] gets the
+ * index of the first record of local id i (first[i + 1] is past its last).
+ * Return: 0 or -EBADMSG.
  */
-static void
-st_edges_sort(const struct st_erec *v, size_t n, bool by_src, uint32_t base, uint32_t *first,
-	      size_t nids, struct st_erec *to)
+static int
+st_edges_sort(const uint8_t *v, size_t bytes, size_t n, bool by_src, uint32_t base,
+	      struct st_eref *tmp, uint32_t *first, size_t nids, struct st_eref *to)
 {
+	const uint8_t *p = v, *end = v + bytes;
+
 	memset(first, 0, (nids + 1) * sizeof(*first));
-	for (size_t i = 0; i < n; i++)
-		first[(by_src ? v[i].src : v[i].dst) - base + 1]++;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t src, dst;
+		size_t l;
+
+		if (tc_uvarint_get(&p, end, &src) || tc_uvarint_get(&p, end, &dst))
+			return -EBADMSG;
+		l = st_label_len(p, end);
+		if (!l)
+			return -EBADMSG;
+		tmp[i].self = (uint32_t)(by_src ? src : dst);
+		tmp[i].peer = (uint32_t)(by_src ? dst : src);
+		tmp[i].off = (uint32_t)(p - v);
+		tmp[i].len = (uint16_t)l;
+		first[tmp[i].self - base + 1]++;
+		p += l;
+	}
 	for (size_t i = 1; i <= nids; i++)
 		first[i] += first[i - 1];
 	for (size_t i = 0; i < n; i++)
-		to[first[(by_src ? v[i].src : v[i].dst) - base]++] = v[i];
+		to[first[tmp[i].self - base]++] = tmp[i];
 	/* first[i] is now past the last record of i: shift back */
 	memmove(first + 1, first, nids * sizeof(*first));
 	first[0] = 0;
+	return 0;
 }
 
 /* Encode records [@a, @b) of a sorted list into @buf; returns its size. */
 static size_t
-st_edges_encode(const struct st_erec *v, size_t a, size_t b, bool by_src, uint32_t block_base,
-		uint8_t *buf)
+st_edges_encode(const struct st_eref *r, size_t a, size_t b, const uint8_t *v,
+		uint32_t block_base, uint8_t *buf)
 {
 	uint8_t *p = buf;
 	uint32_t prev = block_base;
 
 	for (size_t i = a; i < b; i++) {
-		uint32_t self = by_src ? v[i].src : v[i].dst, peer = by_src ? v[i].dst : v[i].src;
-
-		p += tc_uvarint_put(p, self - prev);
-		p += tc_uvarint_put(p, tc_zigzag((int64_t)peer - (int64_t)self));
-		p += tc_uvarint_put(p, v[i].lk);
-		prev = self;
+		p += tc_uvarint_put(p, r[i].self - prev);
+		p += tc_uvarint_put(p, tc_zigzag((int64_t)r[i].peer - (int64_t)r[i].self));
+		memcpy(p, v + r[i].off, r[i].len);
+		p += r[i].len;
+		prev = r[i].self;
 	}
 	return (size_t)(p - buf);
 }
@@ -394,10 +545,10 @@ st_edges_encode(const struct st_erec *v, size_t a, size_t b, bool by_src, uint32
 int
 st_edges_finish(struct st_edges *x, struct tc_err *err)
 {
-	size_t nids = (size_t)1 << x->part_shift, cap = 0;
-	struct st_erec *a = NULL, *b = NULL, *sa = NULL, *sb = NULL;
+	size_t nids = (size_t)1 << x->part_shift, cap = 0, bcap = 0;
+	struct st_eref *tmp = NULL, *ra = NULL, *rb = NULL;
+	uint8_t *va = NULL, *vb = NULL, *ebuf = NULL, *obuf = NULL;
 	uint32_t *fa = NULL, *fb = NULL;
-	uint8_t *ebuf = NULL, *obuf = NULL;
 	size_t ecap = 0, ocap = 0;
 	int rc = x->failed;
 
@@ -419,22 +570,35 @@ st_edges_finish(struct st_edges *x, struct tc_err *err)
 	fa = tc_xmalloc((nids + 1) * sizeof(*fa));
 	fb = tc_xmalloc((nids + 1) * sizeof(*fb));
 	for (uint32_t p = 0; p < x->nparts && !rc; p++) {
-		size_t na = x->in[p].total, nb = x->out[p].total, m = TC_MAX(na, nb);
+		struct st_estream *si = &x->in[p], *so = &x->out[p];
+		size_t m = TC_MAX(si->count, so->count), mb = TC_MAX(si->bytes, so->bytes);
 		uint32_t base = p << x->part_shift;
 
-		if (!na && !nb)
+		if (!si->count && !so->count)
 			continue;
+		if (mb > UINT32_MAX) {
+			rc = tc_err_set(err, -EFBIG, "edges: %llu bytes of edges in one partition",
+					(unsigned long long)mb);
+			break;
+		}
 		if (m > cap) {
 			cap = m;
-			a = tc_xrealloc(a, cap * sizeof(*a));
-			b = tc_xrealloc(b, cap * sizeof(*b));
-			sa = tc_xrealloc(sa, cap * sizeof(*sa));
-			sb = tc_xrealloc(sb, cap * sizeof(*sb));
+			tmp = tc_xrealloc(tmp, cap * sizeof(*tmp));
+			ra = tc_xrealloc(ra, cap * sizeof(*ra));
+			rb = tc_xrealloc(rb, cap * sizeof(*rb));
 		}
-		st_edges_load(x, &x->in[p], a);
-		st_edges_load(x, &x->out[p], b);
-		st_edges_sort(a, na, false, base, fa, nids, sa);
-		st_edges_sort(b, nb, true, base, fb, nids, sb);
+		if (mb > bcap) {
+			bcap = mb;
+			va = tc_xrealloc(va, bcap);
+			vb = tc_xrealloc(vb, bcap);
+		}
+		st_edges_load(x, si, va);
+		st_edges_load(x, so, vb);
+		if (st_edges_sort(va, si->bytes, si->count, false, base, tmp, fa, nids, ra) < 0 ||
+		    st_edges_sort(vb, so->bytes, so->count, true, base, tmp, fb, nids, rb) < 0) {
+			rc = tc_err_set(err, -EBADMSG, "edges: a record does not parse");
+			break;
+		}
 		for (size_t k = 0; k < nids && !rc; k += ST_EDGE_BLOCK) {
 			size_t a0 = fa[k], a1 = fa[TC_MIN(k + ST_EDGE_BLOCK, nids)];
 			size_t b0 = fb[k], b1 = fb[TC_MIN(k + ST_EDGE_BLOCK, nids)];
@@ -442,16 +606,16 @@ st_edges_finish(struct st_edges *x, struct tc_err *err)
 
 			if (a0 == a1 && b0 == b1)
 				continue;
-			if ((a1 - a0) * 3 * TC_VARINT_MAX > ecap) {
-				ecap = (a1 - a0) * 3 * TC_VARINT_MAX;
+			if ((a1 - a0) * ST_REC_MAX > ecap) {
+				ecap = (a1 - a0) * ST_REC_MAX;
 				ebuf = tc_xrealloc(ebuf, ecap);
 			}
-			if ((b1 - b0) * 3 * TC_VARINT_MAX > ocap) {
-				ocap = (b1 - b0) * 3 * TC_VARINT_MAX;
+			if ((b1 - b0) * ST_REC_MAX > ocap) {
+				ocap = (b1 - b0) * ST_REC_MAX;
 				obuf = tc_xrealloc(obuf, ocap);
 			}
-			ne = st_edges_encode(sa, a0, a1, false, base + (uint32_t)k, ebuf);
-			no = st_edges_encode(sb, b0, b1, true, base + (uint32_t)k, obuf);
+			ne = st_edges_encode(ra, a0, a1, va, base + (uint32_t)k, ebuf);
+			no = st_edges_encode(rb, b0, b1, vb, base + (uint32_t)k, obuf);
 			sqlite3_bind_int64(x->ins_block, 1, (base + (int64_t)k) / ST_EDGE_BLOCK);
 			if (ne)
 				sqlite3_bind_blob(x->ins_block, 2, ebuf, (int)ne, SQLITE_STATIC);
@@ -469,10 +633,11 @@ st_edges_finish(struct st_edges *x, struct tc_err *err)
 			st_spill_drop(&x->spill);
 	}
 out:
-	free(a);
-	free(b);
-	free(sa);
-	free(sb);
+	free(tmp);
+	free(ra);
+	free(rb);
+	free(va);
+	free(vb);
 	free(fa);
 	free(fb);
 	free(ebuf);
@@ -491,6 +656,7 @@ enum { EV_SRC, EV_DST, EV_KIND, EV_LABEL };
 struct ev_vtab {
 	sqlite3_vtab base;
 	sqlite3 *db;
+	struct tc_buf text;	/* a label being rebuilt */
 	sqlite3_stmt *get_ins, *get_outs, *get_label;
 	/* the last label row read: its texts, where each starts and its length */
 	int64_t lgroup;
@@ -501,8 +667,9 @@ struct ev_vtab {
 
 struct ev_row {
 	int64_t src, dst, rowid;
-	uint32_t label;
-	int kind;
+	uint64_t a, b;		/* the numbers of a range or wait label */
+	uint32_t label;		/* text id (0: no label) */
+	uint8_t kind, form;
 };
 
 struct ev_cursor {
@@ -531,6 +698,7 @@ ev_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vt
 	memset(vt, 0, sizeof(*vt));
 	vt->db = db;
 	vt->lgroup = -1;
+	tc_buf_init(&vt->text);
 	*out = &vt->base;
 	return SQLITE_OK;
 }
@@ -544,6 +712,7 @@ ev_disconnect(sqlite3_vtab *base)
 	sqlite3_finalize(vt->get_outs);
 	sqlite3_finalize(vt->get_label);
 	sqlite3_free(vt->lblob);
+	tc_buf_free(&vt->text);
 	sqlite3_free(vt);
 	return SQLITE_OK;
 }
@@ -642,11 +811,21 @@ ev_decode(struct ev_cursor *c, const uint8_t *p, int size, int64_t block, bool b
 	int64_t cur = block * ST_EDGE_BLOCK;
 
 	for (int64_t i = 0; q < end; i++) {
-		uint64_t d, z, lk;
+		uint64_t d, z, lk, x, na = 0, nb = 0;
 		int64_t other;
+		int form;
 
 		if (tc_uvarint_get(&q, end, &d) || tc_uvarint_get(&q, end, &z) ||
 		    tc_uvarint_get(&q, end, &lk))
+			return SQLITE_CORRUPT;
+		x = lk >> ST_EDGE_KIND_BITS;
+		form = x ? (int)(x & 3) : 0;
+		if (x && form == 0)
+			return SQLITE_CORRUPT;
+		if ((form == ST_LABEL_RANGE || form == ST_LABEL_WAIT) &&
+		    tc_uvarint_get(&q, end, &na))
+			return SQLITE_CORRUPT;
+		if (form == ST_LABEL_RANGE && (tc_uvarint_get(&q, end, &nb) || na + nb < na))
 			return SQLITE_CORRUPT;
 		cur += (int64_t)d;
 		if (self >= 0 && cur > self)
@@ -666,8 +845,11 @@ ev_decode(struct ev_cursor *c, const uint8_t *p, int size, int64_t block, bool b
 		}
 		c->rows[c->n].src = by_src ? cur : other;
 		c->rows[c->n].dst = by_src ? other : cur;
-		c->rows[c->n].kind = (int)(lk & ((1u << ST_EDGE_KIND_BITS) - 1));
-		c->rows[c->n].label = (uint32_t)(lk >> ST_EDGE_KIND_BITS);
+		c->rows[c->n].kind = (uint8_t)(lk & ((1u << ST_EDGE_KIND_BITS) - 1));
+		c->rows[c->n].form = (uint8_t)form;
+		c->rows[c->n].label = (uint32_t)(x >> 2);
+		c->rows[c->n].a = na;
+		c->rows[c->n].b = nb;
 		c->rows[c->n].rowid = ((block << 32 | i) << 1) | by_src;
 		c->n++;
 	}
@@ -861,20 +1043,34 @@ ev_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 		sqlite3_result_int(ctx, r->kind);
 		break;
 	case EV_LABEL: {
+		struct ev_vtab *vt = (struct ev_vtab *)base->pVtab;
 		const char *s;
 		int len, rc;
 
-		if (!r->label) {
+		if (!r->form) {
 			sqlite3_result_null(ctx);
 			break;
 		}
-		rc = ev_label((struct ev_vtab *)base->pVtab, r->label, &s, &len);
-		if (rc == SQLITE_OK)
-			sqlite3_result_text(ctx, s, len, SQLITE_TRANSIENT);
-		else if (rc == SQLITE_DONE)
+		rc = ev_label(vt, r->label, &s, &len);
+		if (rc == SQLITE_DONE) {
 			sqlite3_result_null(ctx);
-		else
+			break;
+		}
+		if (rc != SQLITE_OK)
 			return rc;
+		if (r->form == ST_LABEL_TEXT) {
+			sqlite3_result_text(ctx, s, len, SQLITE_TRANSIENT);
+			break;
+		}
+		/* a prefix and numbers: rebuild the text they came from */
+		tc_buf_reset(&vt->text);
+		tc_buf_add(&vt->text, s, (size_t)len);
+		if (r->form == ST_LABEL_RANGE)
+			tc_buf_printf(&vt->text, "[%llu:%llu]", (unsigned long long)r->a,
+				      (unsigned long long)(r->a + r->b));
+		else
+			tc_buf_printf(&vt->text, ">=%llu", (unsigned long long)r->a);
+		sqlite3_result_text(ctx, vt->text.data, (int)vt->text.len, SQLITE_TRANSIENT);
 		break;
 	}
 	}

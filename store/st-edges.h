@@ -11,15 +11,25 @@
  *   ins:  the edges into them, by dst (then in the order they were added),
  *         each  uvarint dst - previous dst (the first: dst - b * ST_EDGE_BLOCK)
  *               svarint src - dst
- *               uvarint label << 3 | kind
+ *               the label part
  *   outs: the edges out of them, by src, the same with src and dst swapped.
  *
- * NULL when a block has no edge that way.  A label is an id into
- * edge_labels (0: no label): row g holds the texts of labels
- * g * ST_EDGE_LABELS .. (g + 1) * ST_EDGE_LABELS - 1 as uvarint length +
- * bytes each, in id order (label 0 is an empty entry).  Equal labels share an
- * id while the interning table has room (it is cleared when full, so memory
- * stays bounded; a label may then be stored twice).
+ * NULL when a block has no edge that way.  The label part is uvarint
+ * x << 3 | kind, where x is 0 for no label, else t << 2 | form:
+ *
+ *   form 1: the label is text t;
+ *   form 2: then uvarint lo, uvarint hi - lo: the label is text t followed
+ *           by "[lo:hi]" in decimal (the bytes a derived edge is about);
+ *   form 3: then uvarint n: text t followed by ">=n" (a semaphore wait).
+ *
+ * The store picks form 2 or 3 only when rebuilding gives back the exact
+ * bytes it was handed (canonical decimals), so that the prefixes, a few
+ * buffer and semaphore names, are the only texts most derived labels need.
+ * Texts are ids into edge_labels: row g holds texts g * ST_EDGE_LABELS ..
+ * (g + 1) * ST_EDGE_LABELS - 1 as uvarint length + bytes each, in id order
+ * (text 0 is an empty entry).  Equal texts share an id while the interning
+ * table has room (it is cleared when full, so memory stays bounded; a text
+ * may then be stored twice).
  *
  * While a trace is finished, edges arrive in any order (explicit ones from
  * the reader, then derived ones in processing order).  Each is appended to

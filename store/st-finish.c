@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "store/store-int.h"
+#include "store/st-chunk.h"
 #include "deps/deps.h"
 
 /*
@@ -163,24 +164,27 @@ st_pend_flush(struct st_pend *p, int64_t b, struct st_bvec *out)
 	}
 }
 
-#define ST_BATCH 32		/* rows per multi-row INSERT */
+#define ST_BATCH 32		/* summary rows per multi-row INSERT */
 
-struct st_evrow {
-	int64_t id, ts, dur, seq;
-	int unit, kind, depth, flags;
-	uint32_t name, cat, args_len;
-	double value;
-	const char *args;
+/* The chunk being filled (store/st-chunk.h): one unit's next events. */
+struct st_cbuild {
+	struct st_chunk_dir dir;
+	struct tc_buf cols, args;
+	int64_t prev_ts, prev_seq;
+	bool has_args;
 };
 
 struct st_fin {
 	struct st_writer *w;
-	sqlite3_stmt *ins_evn, *ins_sumn;	/* ST_BATCH rows */
-	struct st_evrow rows[ST_BATCH];
-	int nrows;
+	sqlite3_stmt *ins_sumn;		/* ST_BATCH rows */
+	struct st_chunk_out out;	/* chunk inserts, on a second thread */
+	struct st_cbuild cb;
 	int64_t t0, c0;		/* NX_STORE_TIMING=1: phase times on stderr */
-	sqlite3_stmt *ins_ev, *ins_sum, *ins_depth;
+	sqlite3_stmt *ins_sum, *ins_depth;
 	int64_t origin, bucket_ns;
+	/* the current unit's lowest summary level and its bucket width */
+	int ushift;
+	int64_t ubucket_ns;
 	uint32_t *map;		/* seq -> id */
 	/* current unit */
 	int unit;
@@ -266,7 +270,7 @@ static int
 st_fin_unit_end(struct st_fin *f)
 {
 	struct st_bvec next = { 0 };
-	int level = 0, rc = 0;
+	int level = f->ushift, rc = 0;
 	size_t i;
 
 	if (!f->unit)
@@ -354,7 +358,7 @@ st_fin_depth_note(struct st_fin *f, int depth, int64_t dur)
 static int64_t
 st_fin_bucket(const struct st_fin *f, int64_t ts)
 {
-	return (ts - f->origin) / f->bucket_ns;
+	return (ts - f->origin) / f->ubucket_ns;
 }
 
 static void
@@ -375,7 +379,7 @@ st_fin_summarise(struct st_fin *f, int kind, int depth, int64_t ts, int64_t dur,
 		return;
 	end = ts + dur;
 	for (t = ts; t < end; t = e, b++) {
-		int64_t bend = f->origin + (b + 1) * f->bucket_ns;
+		int64_t bend = f->origin + (b + 1) * f->ubucket_ns;
 
 		e = TC_MIN(end, bend);
 		k = st_pend_at(&f->pend, b);
@@ -384,180 +388,90 @@ st_fin_summarise(struct st_fin *f, int kind, int depth, int64_t ts, int64_t dur,
 	}
 }
 
-static void
-st_evrow_bind(sqlite3_stmt *s, int o, const struct st_evrow *r)
-{
-	sqlite3_bind_int64(s, o + 1, r->id);
-	sqlite3_bind_int(s, o + 2, r->unit);
-	sqlite3_bind_int64(s, o + 3, r->ts);
-	sqlite3_bind_int64(s, o + 4, r->dur);
-	sqlite3_bind_int(s, o + 5, r->kind);
-	sqlite3_bind_int(s, o + 6, r->depth);
-	sqlite3_bind_int64(s, o + 7, r->name);
-	sqlite3_bind_int64(s, o + 8, r->cat);
-	if (r->kind == ST_EV_COUNTER)
-		sqlite3_bind_double(s, o + 9, r->value);
-	else
-		sqlite3_bind_null(s, o + 9);
-	sqlite3_bind_int64(s, o + 10, r->seq);
-	sqlite3_bind_int(s, o + 11, r->flags);
-	if (r->args)
-		sqlite3_bind_text(s, o + 12, r->args, (int)r->args_len, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, o + 12);
-}
-
-/* Write the pending rows: one multi-row INSERT when the batch is full. */
+/* Hand the chunk being filled, if any, to the insert thread. */
 static int
-st_fin_ev_flush(struct st_fin *f)
+st_fin_chunk_flush(struct st_fin *f)
 {
-	int i, rc = 0;
+	struct st_cbuild *cb = &f->cb;
+	int rc;
 
-	if (f->nrows == ST_BATCH) {
-		for (i = 0; i < ST_BATCH; i++)
-			st_evrow_bind(f->ins_evn, i * 12, &f->rows[i]);
-		if (sqlite3_step(f->ins_evn) != SQLITE_DONE)
-			rc = -EIO;
-		sqlite3_reset(f->ins_evn);
-	} else {
-		for (i = 0; rc == 0 && i < f->nrows; i++) {
-			st_evrow_bind(f->ins_ev, 0, &f->rows[i]);
-			if (sqlite3_step(f->ins_ev) != SQLITE_DONE)
-				rc = -EIO;
-			sqlite3_reset(f->ins_ev);
-		}
-	}
-	f->nrows = 0;
+	if (!cb->dir.count)
+		return 0;
+	rc = st_chunk_out_put(&f->out, &cb->dir, &cb->cols, &cb->args, cb->has_args);
+	memset(&cb->dir, 0, sizeof(cb->dir));
+	cb->has_args = false;
 	if (rc < 0)
-		rc = tc_err_set(f->err, -EIO, "events: %s", sqlite3_errmsg(f->w->db));
+		rc = st_chunk_out_finish(&f->out, f->err);
 	return rc;
 }
 
-/* (unit, ts, dur DESC, seq): the final id order. */
-static inline bool
-st_key_lt(const struct st_key *x, const struct st_key *y)
+/* Append event @e (id @id of unit @unit) to the chunk, starting a new one when
+ * the unit changes or the chunk is full. */
+static int
+st_fin_chunk_add(struct st_fin *f, int64_t id, int unit, const struct st_cev *e,
+		 const char *args)
 {
-	if (x->unit != y->unit)
-		return x->unit < y->unit;
-	if (x->ts != y->ts)
-		return x->ts < y->ts;
-	if (x->dur != y->dur)
-		return x->dur > y->dur;
-	return x->seq < y->seq;
-}
+	struct st_cbuild *cb = &f->cb;
+	struct st_chunk_dir *dir = &cb->dir;
+	int rc = 0;
 
-static inline void
-st_key_swap(struct st_key *a, struct st_key *b)
-{
-	struct st_key t = *a;
-
-	*a = *b;
-	*b = t;
-}
-
-static void
-st_keys_sift(struct st_key *k, size_t i, size_t n)
-{
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= n)
-			return;
-		if (c + 1 < n && st_key_lt(&k[c], &k[c + 1]))
-			c++;
-		if (!st_key_lt(&k[i], &k[c]))
-			return;
-		st_key_swap(&k[i], &k[c]);
-		i = c;
+	if (dir->count && (dir->unit != unit || dir->count == ST_CHUNK_EVENTS)) {
+		rc = st_fin_chunk_flush(f);
+		if (rc < 0)
+			return rc;
 	}
+	if (!dir->count) {
+		dir->first = id;
+		dir->unit = unit;
+		dir->ts_first = e->ts;
+		dir->end_max = e->ts + e->dur;
+		dir->min_depth = dir->max_depth = e->depth;
+		cb->prev_ts = e->ts;
+		cb->prev_seq = 0;
+	}
+	st_chunk_enc_event(&cb->cols, e, cb->prev_ts, cb->prev_seq);
+	cb->prev_ts = e->ts;
+	cb->prev_seq = e->seq;
+	dir->count++;
+	dir->ts_last = e->ts;
+	dir->end_max = TC_MAX(dir->end_max, e->ts + e->dur);
+	dir->min_depth = TC_MIN(dir->min_depth, e->depth);
+	dir->max_depth = TC_MAX(dir->max_depth, e->depth);
+	st_bloom_add(dir->bloom, e->name);
+	if (e->args_len) {
+		tc_buf_add(&cb->args, args, e->args_len);
+		cb->has_args = true;
+	}
+	return 0;
 }
 
 /*
- * Introsort in place: glibc's qsort() allocates a copy of the array for its
- * merge sort (another 24 bytes per event at the peak), and the comparison
- * inlines here.  Keys are distinct (seq), median-of-three pivots, heapsort
- * when the recursion gets deep.
+ * The unit's lowest summary level: the first whose buckets, over the unit's
+ * own span, hold about ST_EVENTS_PER_BUCKET of its events on average.  A
+ * sparse unit (a counter sampled now and then, a thread with a few slices)
+ * then costs rows in proportion to its events, not to the trace's level-0
+ * resolution; the server reads the lowest level of a unit when a finer one
+ * is asked for (server/srv-trace.c).
  */
 static void
-st_keys_introsort(struct st_key *k, size_t n, int depth)
+st_fin_unit_level(struct st_fin *f, int unit)
 {
-	while (n > 16) {
-		size_t i, j, m = n / 2;
-		struct st_key p;
+	const struct st_unit_def *u = &f->w->units[unit];
+	int64_t want = (u->end_max - u->ts_min) / TC_MAX((int64_t)1, u->n_add / ST_EVENTS_PER_BUCKET);
+	int shift = 0;
 
-		if (depth-- == 0) {
-			for (i = n / 2; i-- > 0;)
-				st_keys_sift(k, i, n);
-			for (i = n - 1; i > 0; i--) {
-				st_key_swap(&k[0], &k[i]);
-				st_keys_sift(k, 0, i);
-			}
-			return;
-		}
-		if (st_key_lt(&k[m], &k[0]))
-			st_key_swap(&k[m], &k[0]);
-		if (st_key_lt(&k[n - 1], &k[0]))
-			st_key_swap(&k[n - 1], &k[0]);
-		if (st_key_lt(&k[n - 1], &k[m]))
-			st_key_swap(&k[n - 1], &k[m]);
-		p = k[m];
-		i = 0;
-		j = n - 1;
-		for (;;) {		/* Hoare partition */
-			while (st_key_lt(&k[i], &p))
-				i++;
-			while (st_key_lt(&p, &k[j]))
-				j--;
-			if (i >= j)
-				break;
-			st_key_swap(&k[i], &k[j]);
-			i++;
-			j--;
-		}
-		/* [0, j] <= p <= [j + 1, n): recurse into the smaller side */
-		if (j + 1 < n - j - 1) {
-			st_keys_introsort(k, j + 1, depth);
-			k += j + 1;
-			n -= j + 1;
-		} else {
-			st_keys_introsort(k + j + 1, n - j - 1, depth);
-			n = j + 1;
-		}
-	}
-	for (size_t i = 1; i < n; i++) {	/* insertion sort */
-		struct st_key x = k[i];
-		size_t j = i;
-
-		while (j > 0 && st_key_lt(&x, &k[j - 1])) {
-			k[j] = k[j - 1];
-			j--;
-		}
-		k[j] = x;
-	}
-}
-
-/* Sort the keys; already sorted input (one unit, in time order) is common. */
-static void
-st_keys_sort(struct st_key *k, size_t n)
-{
-	size_t i;
-	int depth = 0;
-
-	for (i = 1; i < n; i++)
-		if (st_key_lt(&k[i], &k[i - 1]))
-			break;
-	if (i >= n)
-		return;
-	for (i = n; i > 1; i >>= 1)
-		depth += 2;
-	st_keys_introsort(k, n, depth);
+	while (shift < 40 && (f->bucket_ns << shift) < want)
+		shift++;
+	f->ushift = shift;
+	f->ubucket_ns = f->bucket_ns << shift;
 }
 
 static int
 st_fin_events(struct st_fin *f)
 {
 	struct st_writer *w = f->w;
-	size_t n = (size_t)w->seq, i, touched = 0;
+	const struct st_key *k;
+	size_t touched = 0;
 	int64_t id = 0;
 	int rc = 0;
 
@@ -568,10 +482,9 @@ st_fin_events(struct st_fin *f)
 		rc = tc_err_set(f->err, rc, "%s: staging: %s", w->path, strerror(-rc));
 		goto out;
 	}
-	st_keys_sort(w->keys, n);
+	st_keys_sort_all(&w->keys);
 	st_fin_time(f, "sort");
-	for (i = 0; i < n; i++) {
-		const struct st_key *k = &w->keys[i];
+	while ((k = st_keys_next(&w->keys))) {
 		int unit = k->unit;
 		int64_t ts = k->ts, dur = k->dur;
 		struct st_rec rec;
@@ -589,10 +502,13 @@ st_fin_events(struct st_fin *f)
 		}
 		kind = rec.kind;
 		if (unit != f->unit) {
+			st_chunk_out_lock(&f->out);
 			rc = st_fin_unit_end(f);
+			st_chunk_out_unlock(&f->out);
 			if (rc < 0)
 				goto out;
 			f->unit = unit;
+			st_fin_unit_level(f, unit);
 			w->units[unit].first = id + 1;
 		}
 		u = &w->units[unit];
@@ -621,40 +537,38 @@ st_fin_events(struct st_fin *f)
 		u->last = id;
 
 		{
-			struct st_evrow *r = &f->rows[f->nrows++];
+			struct st_cev e = {
+				.ts = ts, .dur = dur, .seq = k->seq, .name = rec.name,
+				.cat = rec.cat, .depth = depth, .kind = (uint8_t)kind,
+				.flags = rec.flags, .value = kind == ST_EV_COUNTER ? rec.value : 0,
+			};
+			const char *args = NULL;
 
-			r->id = id;
-			r->unit = unit;
-			r->ts = ts;
-			r->dur = dur;
-			r->kind = kind;
-			r->depth = depth;
-			r->name = rec.name;
-			r->cat = rec.cat;
-			r->value = rec.value;
-			r->seq = k->seq;
-			r->flags = rec.flags;
-			r->args = NULL;
-			r->args_len = rec.args_len;
-			if (rec.args_len && rec.args_off + rec.args_len <= w->args.mapsz)
-				r->args = w->args.map + rec.args_off;
-		}
-		/* the args pointers stay valid across st_spill_drop() */
-		if (f->nrows == ST_BATCH) {
-			rc = st_fin_ev_flush(f);
+			if (rec.args_len && rec.args_off + rec.args_len <= w->args.mapsz) {
+				args = w->args.map + rec.args_off;
+				e.args_len = rec.args_len;
+			}
+			/* the args pointers stay valid across st_spill_drop() */
+			rc = st_fin_chunk_add(f, id, unit, &e, args);
 			if (rc < 0)
 				goto out;
 		}
 	}
-	rc = st_fin_ev_flush(f);
+	rc = st_fin_chunk_flush(f);
+	if (rc < 0)
+		goto out;
+	rc = st_chunk_out_finish(&f->out, f->err);
 	if (rc < 0)
 		goto out;
 	rc = st_fin_unit_end(f);
 out:
+	if (rc < 0) {
+		struct tc_err ignore;
+
+		st_chunk_out_finish(&f->out, &ignore);
+	}
 	/* the keys and the spill files are not needed any more */
-	free(w->keys);
-	w->keys = NULL;
-	w->capkeys = 0;
+	st_keys_free(&w->keys);
 	st_spill_close(&w->recs);
 	st_spill_close(&w->args);
 	return rc;
@@ -804,13 +718,6 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 		struct tc_buf sql;
 
 		tc_buf_init(&sql);
-		tc_buf_adds(&sql, "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-		for (int i = 1; i < ST_BATCH; i++)
-			tc_buf_adds(&sql, ",(?,?,?,?,?,?,?,?,?,?,?,?)");
-		if (sqlite3_prepare_v2(w->db, sql.data, -1, &f.ins_evn, NULL) != SQLITE_OK)
-			f.ins_evn = NULL;
-		tc_buf_free(&sql);
-		tc_buf_init(&sql);
 		tc_buf_adds(&sql, "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?)");
 		for (int i = 1; i < ST_BATCH; i++)
 			tc_buf_adds(&sql, ",(?,?,?,?,?,?,?,?,?,?)");
@@ -818,9 +725,10 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 			f.ins_sumn = NULL;
 		tc_buf_free(&sql);
 	}
-	if (!f.ins_evn || !f.ins_sumn ||
-	    sqlite3_prepare_v2(w->db, "INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", -1,
-			       &f.ins_ev, NULL) != SQLITE_OK ||
+	tc_buf_init(&f.cb.cols);
+	tc_buf_init(&f.cb.args);
+	if (!f.ins_sumn ||
+
 	    sqlite3_prepare_v2(w->db, "INSERT INTO summaries VALUES (?,?,?,?,?,?,?,?,?,?)", -1,
 			       &f.ins_sum, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(w->db, "INSERT INTO unit_depths VALUES (?,?,?,?)", -1,
@@ -833,13 +741,17 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	if (getenv("NX_STORE_TIMING") && !strcmp(getenv("NX_STORE_TIMING"), "1"))
 		f.t0 = tc_mono_ns();
 	st_fin_time(&f, "add");
-	rc = st_fin_events(&f);
+	rc = st_chunk_out_start(&f.out, w->db, err);
+	if (!rc)
+		rc = st_fin_events(&f);
 	st_fin_time(&f, "events");
 	if (!rc)
 		rc = st_fin_edges(&f);
 	if (!rc)
 		rc = st_fin_tables(&f);
 	st_fin_time(&f, "edges");
+	if (!rc && st_sql_register(w->db) < 0)
+		rc = tc_err_set(err, -EIO, "%s: events table: %s", path, sqlite3_errmsg(w->db));
 	if (!rc)
 		rc = deps_derive(w, w->db, &w->stats, err);
 	st_fin_time(&f, "deps");
@@ -849,15 +761,9 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	 * After the bulk load: measured cheaper than maintaining them per row.
 	 * SQLite's sorter hands a full in-memory run (its size is the page
 	 * cache) to a worker thread (PRAGMA threads=2, st-writer.c) and goes on
-	 * scanning: with a 4 MiB cache the runs of a big trace are sorted in
-	 * parallel, with the 64 MiB one a 2.4M-event trace was one run sorted
-	 * in this thread (big.json: 2.7 s -> 1.4 s wall for the two indexes).
-	 * Nothing after this needs the page cache any more.
+	 * scanning: with a 4 MiB cache big runs are sorted in parallel.
 	 */
-	rc = st_exec(w->db, "PRAGMA cache_size=-4096;"
-		     "CREATE INDEX events_unit_depth_ts ON events(unit, depth, ts);"
-		     "CREATE INDEX events_name ON events(name);", err);
-	st_fin_time(&f, "idx-ev");
+	rc = st_exec(w->db, "PRAGMA cache_size=-4096;", err);
 	if (!rc)
 		rc = st_edges_finish(w->edges, err);
 	st_fin_time(&f, "idx-edge");
@@ -882,11 +788,16 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 out:
 	if (stats)
 		*stats = w->stats;
-	sqlite3_finalize(f.ins_ev);
-	sqlite3_finalize(f.ins_evn);
+	tc_buf_free(&f.cb.cols);
+	tc_buf_free(&f.cb.args);
 	sqlite3_finalize(f.ins_sumn);
 	sqlite3_finalize(f.ins_sum);
 	sqlite3_finalize(f.ins_depth);
+	{
+		struct tc_err ignore;
+
+		st_chunk_out_finish(&f.out, &ignore);	/* no-op unless failed early */
+	}
 	free(f.map);
 	free(f.stack);
 	free(f.dmax);

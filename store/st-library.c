@@ -678,6 +678,60 @@ st_library_delete(struct st_library *lib, const char *id, struct tc_err *err)
 	return 0;
 }
 
+/* PRAGMA user_version of a trace store; -1 when it cannot be read. */
+static int
+st_trace_version(const char *path)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	int v = -1;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return v;
+}
+
+/*
+ * Ready traces whose store an older build wrote (a lower schema version)
+ * go back to the queue: the raw file is kept, so re-ingesting rebuilds them
+ * in this build's layout.  Called with lib->lock held.
+ */
+static int
+st_lib_requeue_old(struct st_library *lib, struct tc_err *err)
+{
+	sqlite3_stmt *s = NULL, *u = NULL;
+	int rc;
+
+	rc = st_lib_prepare(lib, &s, "SELECT id FROM traces WHERE status='ready'", err);
+	if (!rc)
+		rc = st_lib_prepare(lib, &u, "UPDATE traces SET status='queued', progress=0"
+				    " WHERE id=?1", err);
+	while (!rc && sqlite3_step(s) == SQLITE_ROW) {
+		const char *id = (const char *)sqlite3_column_text(s, 0);
+		char *path;
+		int v;
+
+		if (!id || !st_id_valid(id))
+			continue;
+		path = st_library_trace_path(lib, id);
+		v = st_trace_version(path);
+		free(path);
+		if (v < 0 || v >= ST_TRACE_SCHEMA_VERSION)
+			continue;
+		sqlite3_bind_text(u, 1, id, -1, SQLITE_TRANSIENT);
+		if (sqlite3_step(u) != SQLITE_DONE)
+			rc = tc_err_set(err, -EIO, "catalog: %s", sqlite3_errmsg(lib->cat));
+		sqlite3_reset(u);
+	}
+	sqlite3_finalize(s);
+	sqlite3_finalize(u);
+	return rc;
+}
+
 int
 st_library_recover(struct st_library *lib, struct tc_err *err)
 {
@@ -704,6 +758,8 @@ st_library_recover(struct st_library *lib, struct tc_err *err)
 	pthread_mutex_lock(&lib->lock);
 	rc = st_exec(lib->cat, "UPDATE traces SET status='queued', progress=0"
 		     " WHERE status IN ('ingesting', 'queued')", err);
+	if (!rc)
+		rc = st_lib_requeue_old(lib, err);
 	if (!rc && !st_lib_prepare(lib, &s, "SELECT count(*) FROM traces WHERE status='queued'",
 				   err)) {
 		if (sqlite3_step(s) == SQLITE_ROW)

@@ -30,6 +30,11 @@ st_trace_open(sqlite3 **dbp, const char *path, struct tc_err *err)
 				ST_TRACE_SCHEMA_VERSION);
 		goto out;
 	}
+	if (st_sql_register(db) < 0) {
+		rc = tc_err_set(err, -EIO, "%s: cannot register the events table: %s", path,
+				sqlite3_errmsg(db));
+		goto out;
+	}
 	*dbp = db;
 	db = NULL;
 out:

@@ -26,6 +26,7 @@ st_writer_open(struct st_writer **wp, const char *path, struct tc_err *err)
 
 	*wp = NULL;
 	w = tc_xcalloc(1, sizeof(*w));
+	st_keys_init(&w->keys);
 	w->path = tc_xstrdup(path);
 	w->min_ts = INT64_MAX;
 	w->max_end = INT64_MIN;
@@ -77,7 +78,7 @@ st_writer_release(struct st_writer *w)
 
 	st_spill_close(&w->recs);
 	st_spill_close(&w->args);
-	free(w->keys);
+	st_keys_free(&w->keys);
 	st_edges_free(w->edges);
 	sqlite3_finalize(w->ins_edge);
 	sqlite3_finalize(w->ins_str);
@@ -309,11 +310,17 @@ st_event_add(struct st_writer *w, const struct st_event *ev)
 		w->min_ts = ev->ts;
 	if (end > w->max_end)
 		w->max_end = end;
-	if ((size_t)seq > w->capkeys) {
-		w->capkeys = w->capkeys ? w->capkeys * 2 : 65536;
-		w->keys = tc_xrealloc(w->keys, w->capkeys * sizeof(*w->keys));
+	{
+		struct st_unit_def *u = &w->units[ev->unit];
+
+		if (!u->n_add++) {
+			u->ts_min = ev->ts;
+			u->end_max = end;
+		}
+		u->ts_min = TC_MIN(u->ts_min, ev->ts);
+		u->end_max = TC_MAX(u->end_max, end);
 	}
-	k = &w->keys[seq - 1];
+	k = st_keys_push(&w->keys);
 	k->ts = ev->ts;
 	k->dur = ev->dur;
 	k->seq = (uint32_t)seq;
@@ -326,7 +333,8 @@ st_event_add(struct st_writer *w, const struct st_event *ev)
 	if (ev->args && ev->args_len) {
 		rec.args_off = w->args.size;
 		rec.args_len = (uint32_t)ev->args_len;
-		rec.flags = (uint8_t)st_args_flags(ev->args, ev->args_len);
+		rec.flags = ev->args_scanned ? ev->has_access
+					     : (uint8_t)st_args_flags(ev->args, ev->args_len);
 	}
 	rc = st_spill_write(&w->recs, &rec, sizeof(rec));
 	if (!rc && rec.args_len)

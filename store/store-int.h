@@ -30,6 +30,7 @@ struct st_unit_def {
 	int dev, kind;
 	int64_t sort;
 	bool has_sort;
+	int64_t n_add, ts_min, end_max;	/* counted by st_event_add */
 	/* filled by finish */
 	int64_t count, first, last, overlaps;
 	int max_depth;
@@ -46,6 +47,31 @@ struct st_key {
 	uint32_t seq;
 	int32_t unit;
 };
+
+/* store/st-keys.c: the keys in runs, sorted in the background, merged. */
+#define ST_RUN_KEYS ((size_t)1 << 20)	/* 24 MiB of keys per run */
+
+struct st_keys {
+	struct st_key **runs;
+	size_t nruns, caprun, n;
+	size_t run;		/* keys per run */
+	pthread_t thr;
+	bool thr_on, no_thr, quit;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	size_t full;		/* runs [0, full) are complete */
+	size_t sorted;		/* runs [0, sorted) are sorted */
+	size_t *pos, *heap, nheap;	/* the merge */
+};
+
+void st_keys_init(struct st_keys *ks);
+/** st_keys_push - room for the next key (fill it before the next call). */
+struct st_key *st_keys_push(struct st_keys *ks);
+/** st_keys_sort_all - sort what is left and start the merge. */
+void st_keys_sort_all(struct st_keys *ks);
+/** st_keys_next - the next key in (unit, ts, dur DESC, seq) order; NULL at the end. */
+const struct st_key *st_keys_next(struct st_keys *ks);
+void st_keys_free(struct st_keys *ks);
 
 struct st_rec {			/* record seq lives at offset (seq - 1) * 32 */
 	double value;
@@ -85,8 +111,7 @@ struct st_writer {
 	sqlite3 *db;
 	char *path;
 	sqlite3_stmt *ins_edge, *ins_str;
-	struct st_key *keys;	/* one per event, in seq order until finish */
-	size_t capkeys;
+	struct st_keys keys;	/* one per event */
 	struct st_spill recs, args;
 	struct st_map strings;	/* interned strings */
 	uint32_t nstrings;

@@ -157,6 +157,14 @@ struct st_event {
 	double value;		/* counters */
 	const char *args;	/* JSON object text or NULL */
 	size_t args_len;
+	/*
+	 * Whether the args carry access sets or semaphores (a top-level key
+	 * reads, writes, signals, waits or operands: events.flags bit 0, what
+	 * deps/ analyses).  A reader that parsed the args sets @args_scanned
+	 * and @has_access; otherwise the store looks for the keys itself.
+	 */
+	bool args_scanned;
+	bool has_access;
 };
 
 /**

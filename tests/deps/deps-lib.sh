@@ -9,23 +9,19 @@ ingest_id() {
 	jget "$T/ingest.json" "j['id']"
 }
 
-# edges ID: every stored edge as "src>dst:kind:label", by event name, sorted.
+# edges ID: every stored edge as "src>dst:kind:label", by event name, sorted
+# (label "None" when NULL).
 edges() {
-	"${PYTHON3:-python3}" - "$T/d/traces/$1.db" <<'PY'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-k = ["flow", "order", "anti", "output"]
-rows = db.execute("""SELECT sa.s, sb.s, e.kind, e.label FROM edges e
-  JOIN events a ON a.id = e.src JOIN strings sa ON sa.id = a.name
-  JOIN events b ON b.id = e.dst JOIN strings sb ON sb.id = b.name""").fetchall()
-print(";".join(sorted("%s>%s:%s:%s" % (r[0], r[1], k[r[2]], r[3]) for r in rows)))
-PY
+	"$NX" sql "$T/d/traces/$1.db" "SELECT x FROM (SELECT sa.s || '>' || sb.s || ':' ||
+	  CASE e.kind WHEN 0 THEN 'flow' WHEN 1 THEN 'order' WHEN 2 THEN 'anti' ELSE 'output' END
+	  || ':' || coalesce(e.label, 'None') AS x FROM edges e
+	  JOIN events a ON a.id = e.src JOIN strings sa ON sa.id = a.name
+	  JOIN events b ON b.id = e.dst JOIN strings sb ON sb.id = b.name) ORDER BY x" |
+		paste -sd ';' -
 }
 
 # eid ID NAME: the event id of the (first) event called NAME.
 eid() {
-	"${PYTHON3:-python3}" -c "
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-print(db.execute('SELECT e.id FROM events e JOIN strings s ON s.id = e.name WHERE s.s = ? ORDER BY e.id', (sys.argv[2],)).fetchone()[0])" "$T/d/traces/$1.db" "$2"
+	"$NX" sql "$T/d/traces/$1.db" "SELECT e.id FROM events e JOIN strings s ON s.id = e.name
+	  WHERE s.s = '$(printf '%s' "$2" | sed "s/'/''/g")' ORDER BY e.id LIMIT 1"
 }

@@ -9,5 +9,5 @@ ok $? "ingest"
 is "$(jget "$T/o.json" "j['flows']['order']")" 1 "nx.order flow stored as an order edge"
 is "$(jget "$T/o.json" "j['flows']['flow']")" 1 "ac2g flow stored as a flow edge"
 id=$(jget "$T/o.json" "j['id']")
-is "$(sqlite3 "$T/d/traces/$id.db" "SELECT a.s || '>' || b.s FROM edges e JOIN events x ON x.id=e.src JOIN events y ON y.id=e.dst JOIN strings a ON a.id=x.name JOIN strings b ON b.id=y.name WHERE e.kind=1")" "k1>k2" "order edge joins the recording and the waiting kernel"
+is "$("$NX" sql "$T/d/traces/$id.db" "SELECT a.s || '>' || b.s FROM edges e JOIN events x ON x.id=e.src JOIN events y ON y.id=e.dst JOIN strings a ON a.id=x.name JOIN strings b ON b.id=y.name WHERE e.kind=1")" "k1>k2" "order edge joins the recording and the waiting kernel"
 done_testing

@@ -25,11 +25,11 @@ for f in "$SHARED"/*.json "$SHARED"/*.json.gz; do
 	done
 	id=$(field "$T/got.json" id)
 	db="$T/d/traces/$id.db"
-	is "$(sqlite3 "$db" 'SELECT count(*) FROM events WHERE kind = 0')" \
+	is "$("$NX" sql "$db" 'SELECT count(*) FROM events WHERE kind = 0')" \
 	   "$(field "$T/want.json" slices)" "$b: slices stored in the SQLite file"
-	is "$(sqlite3 "$db" 'SELECT count(*) FROM events WHERE kind = 1')" \
+	is "$("$NX" sql "$db" 'SELECT count(*) FROM events WHERE kind = 1')" \
 	   "$(field "$T/want.json" instants)" "$b: instants stored"
-	is "$(sqlite3 "$db" 'SELECT count(*) FROM edges WHERE kind = 0')" \
+	is "$("$NX" sql "$db" 'SELECT count(*) FROM edges WHERE kind = 0')" \
 	   "$(field "$T/want.json" flows)" "$b: flow edges stored"
 	echo "$b $(cat "$T/got.json")" >>"$T/all.txt"
 done
@@ -55,7 +55,7 @@ import gzip, json, sys, decimal
 j = json.load(gzip.open(sys.argv[1]), parse_float=decimal.Decimal)
 print(min(int(e['ts'] * 1000) for e in j['traceEvents'] if e.get('ph') == 'X'))" \
 	"$SHARED/hta_ns_resolution_v100.pt.trace.json.gz")
-is "$(sqlite3 "$T/d/traces/$ns.db" 'SELECT min(ts) FROM events WHERE kind = 0')" "$want" \
+is "$("$NX" sql "$T/d/traces/$ns.db" 'SELECT min(ts) FROM events WHERE kind = 0')" "$want" \
    "ns_resolution: first X ts exact to the ns"
 
 # Kineto GPU rows are GPU devices with stream units; MTIA is an accelerator.

@@ -46,7 +46,7 @@ roundtrip() {
 roundtrip small "$SMALL"
 "$NX" convert "$SMALL" "$T/s.ntff" && roundtrip small.ntff "$T/s.ntff"
 db="$T/d/traces/$(jget "$T/back.json" "j['id']").db"
-is "$(sqlite3 "$db" "SELECT json_extract(args, '$.size') FROM events WHERE args LIKE '%size%' LIMIT 1")" 5 \
+is "$("$NX" sql "$db" "SELECT json_extract(args, '$.size') FROM events WHERE args LIKE '%size%' LIMIT 1")" 5 \
    "args survive the round trip"
 if [ -n "$SHARED" ]; then
 	roundtrip chrome "$SHARED/mspt_chrome_gzipped.pftrace"

@@ -16,7 +16,8 @@ load() {
 	sed 's/^/#   /' "$T/err.txt"
 	db="$T/d/traces/$(jget "$T/got.json" "j['id']").db"
 }
-sq() { sqlite3 -separator '|' "$db" "$1" | tr '\n' ';'; }
+# sq SQL: rows of SQL (events is a virtual table: `neuron-explorer sql`), ';'-terminated
+sq() { "$NX" sql "$db" "$1" | tr '\n' ';'; }
 
 # --- flow_events_track_event: the 8 flow pairs (slice_out -> slice_in)
 load perfetto_difftest_flow_events_track_event.pb
@@ -55,7 +56,7 @@ is "$(sq "SELECT e.ts, e.value FROM events e JOIN units u ON u.id = e.unit
 is "$(sq "SELECT e.ts, e.value FROM events e JOIN units u ON u.id = e.unit
 	WHERE e.kind = 2 AND u.name = 'thread_instruction_count' ORDER BY e.ts")" \
    "4000|20.0;4100|25.0;" "legacy thread_instruction_count_absolute on t4"
-is "$(sqlite3 "$db" "SELECT count(*) FROM events WHERE kind = 2")" 18 \
+is "$("$NX" sql "$db" "SELECT count(*) FROM events WHERE kind = 2")" 18 \
    "track_event_counters: the 18 counter rows of upstream's expected output"
 is "$(sq "SELECT e.ts, e.value FROM events e JOIN units u ON u.id = e.unit
 	WHERE e.kind = 2 AND u.name = 'MyDoubleCounter' ORDER BY e.ts")" \

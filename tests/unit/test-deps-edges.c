@@ -18,7 +18,7 @@
 struct want {
 	int64_t src, dst;
 	int kind;
-	char label[40];
+	char label[64];
 	bool null_label;
 };
 
@@ -228,7 +228,14 @@ main(void)
 	char path[] = "/tmp/nx-test-edges-XXXXXX";
 	int fd = mkstemp(path);
 	uint64_t r = 88172645463325252ull;
-	static const char *fixed[] = { "A[0:64]", "S>=3", "program order", "", "flow 12" };
+	/* labels the store keeps as prefix + numbers, and look-alikes it must keep as text */
+	static const char *fixed[] = {
+		"A[0:64]", "S>=3", "program order", "", "flow 12", "B[16:32],B[256:264]",
+		"S[5]>=16", "A[00:4]", "A[4:2]", "X>=07", ">=3", "[0:4]", "A[:4]", "A[0:]",
+		"A[18446744073709551615:18446744073709551615]", "A[18446744073709551616:1]",
+		"A[0:4]x", "A[0:4:8]", "S>=", "a>=b>=1", "A[1:2]]", "Q[0x10:0x20]",
+	};
+	const size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
 
 	if (fd < 0)
 		tap_skip_all("no temp file");
@@ -252,7 +259,7 @@ main(void)
 		e->kind = (int)((r >> 40) % 4);
 		e->null_label = (r >> 44) % 17 == 0;
 		if ((r >> 50) % 3)
-			snprintf(e->label, sizeof(e->label), "%s", fixed[(r >> 52) % 5]);
+			snprintf(e->label, sizeof(e->label), "%s", fixed[(r >> 52) % nfixed]);
 		else
 			snprintf(e->label, sizeof(e->label), "sb%u[%u:%u]", (unsigned)(r % 16),
 				 (unsigned)((r >> 8) % 2048) * 512,

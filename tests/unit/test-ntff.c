@@ -156,7 +156,7 @@ ingest(const char *file, struct st_stats *st, char **warnings, struct tc_err *er
 		else
 			rc = st_writer_finish(w, st, err);
 	}
-	if (rc == 0 && sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+	if (rc == 0 && st_trace_open(&db, db_path, NULL) == 0) {
 		if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'warnings'", -1, &s,
 				       NULL) == SQLITE_OK) {
 			if (sqlite3_step(s) == SQLITE_ROW)

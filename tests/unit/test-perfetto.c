@@ -355,7 +355,7 @@ check_store(const char *path, const char *what)
 	sqlite3 *db = NULL;
 	char name[128];
 
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (st_trace_open(&db, path, NULL) < 0) {
 		ok(0, "%s: open store", what);
 		return;
 	}
@@ -419,7 +419,7 @@ test_small_trace(const struct tc_buf *b)
 		snprintf(out, sizeof(out), "%s/rt.pftrace", tmpdir);
 		snprintf(path2, sizeof(path2), "%s/rt.db", tmpdir);
 		db = NULL;
-		sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+		st_trace_open(&db, path, NULL);
 		f = fopen(out, "wb");
 		rc = pf_export_pftrace(db, f, out, &err);
 		fclose(f);

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/* store/st-chunk-out.c - a thread that inserts finished event chunks. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "store/st-chunk.h"
+
+/* Insert one chunk; called with dbmu held.  Return 0 or -EIO (o->msg set). */
+static int
+st_chunk_write(struct st_chunk_out *o, const struct st_chunk_job *j)
+{
+	sqlite3_stmt *c = o->ins_chunk, *d = o->ins_data;
+	int rc = 0;
+
+	sqlite3_bind_int64(c, 1, j->dir.first);
+	sqlite3_bind_int(c, 2, j->dir.unit);
+	sqlite3_bind_int(c, 3, j->dir.count);
+	sqlite3_bind_int64(c, 4, j->dir.ts_first);
+	sqlite3_bind_int64(c, 5, j->dir.ts_last);
+	sqlite3_bind_int64(c, 6, j->dir.end_max);
+	sqlite3_bind_int(c, 7, j->dir.min_depth);
+	sqlite3_bind_int(c, 8, j->dir.max_depth);
+	sqlite3_bind_blob(c, 9, j->dir.bloom, ST_BLOOM_BYTES, SQLITE_STATIC);
+	sqlite3_bind_int64(d, 1, j->dir.first);
+	sqlite3_bind_blob(d, 2, j->cols.data, (int)j->cols.len, SQLITE_STATIC);
+	if (j->has_args)
+		sqlite3_bind_blob(d, 3, j->args.data, (int)j->args.len, SQLITE_STATIC);
+	else
+		sqlite3_bind_null(d, 3);
+	if (sqlite3_step(c) != SQLITE_DONE || sqlite3_step(d) != SQLITE_DONE) {
+		snprintf(o->msg, sizeof(o->msg), "events: %s", sqlite3_errmsg(o->db));
+		rc = -EIO;
+	}
+	sqlite3_reset(c);
+	sqlite3_reset(d);
+	sqlite3_clear_bindings(d);	/* the blobs point into the job's buffers */
+	return rc;
+}
+
+static void *
+st_chunk_thread(void *arg)
+{
+	struct st_chunk_out *o = arg;
+
+	pthread_mutex_lock(&o->mu);
+	for (;;) {
+		struct st_chunk_job *j;
+		int rc = 0;
+
+		while (!o->n && !o->quit)
+			pthread_cond_wait(&o->cv_have, &o->mu);
+		if (!o->n)
+			break;
+		j = &o->q[o->head];
+		pthread_mutex_unlock(&o->mu);
+		if (!o->rc) {	/* after a failure the rest is dropped */
+			pthread_mutex_lock(&o->dbmu);
+			rc = st_chunk_write(o, j);
+			pthread_mutex_unlock(&o->dbmu);
+		}
+		tc_buf_reset(&j->cols);
+		tc_buf_reset(&j->args);
+		pthread_mutex_lock(&o->mu);
+		if (rc && !o->rc)
+			o->rc = rc;
+		o->head = (o->head + 1) % ST_CHUNK_QLEN;
+		o->n--;
+		pthread_cond_signal(&o->cv_free);
+	}
+	pthread_mutex_unlock(&o->mu);
+	return NULL;
+}
+
+int
+st_chunk_out_start(struct st_chunk_out *o, sqlite3 *db, struct tc_err *err)
+{
+	memset(o, 0, sizeof(*o));
+	o->db = db;
+	pthread_mutex_init(&o->mu, NULL);
+	pthread_mutex_init(&o->dbmu, NULL);
+	pthread_cond_init(&o->cv_have, NULL);
+	pthread_cond_init(&o->cv_free, NULL);
+	for (int i = 0; i < ST_CHUNK_QLEN; i++) {
+		tc_buf_init(&o->q[i].cols);
+		tc_buf_init(&o->q[i].args);
+	}
+	if (sqlite3_prepare_v2(db, "INSERT INTO event_chunks VALUES (?,?,?,?,?,?,?,?,?)", -1,
+			       &o->ins_chunk, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO event_data VALUES (?,?,?)", -1, &o->ins_data,
+			       NULL) != SQLITE_OK)
+		return tc_err_set(err, -EIO, "events: %s", sqlite3_errmsg(db));
+	o->thr_on = pthread_create(&o->thr, NULL, st_chunk_thread, o) == 0;
+	return 0;
+}
+
+int
+st_chunk_out_put(struct st_chunk_out *o, const struct st_chunk_dir *dir, struct tc_buf *cols,
+		 struct tc_buf *args, bool has_args)
+{
+	struct st_chunk_job *j, tmp;
+	int rc;
+
+	if (!o->thr_on) {
+		tmp.dir = *dir;
+		tmp.cols = *cols;
+		tmp.args = *args;
+		tmp.has_args = has_args;
+		rc = o->rc ? o->rc : st_chunk_write(o, &tmp);
+		if (rc && !o->rc)
+			o->rc = rc;
+		tc_buf_reset(cols);
+		tc_buf_reset(args);
+		return rc;
+	}
+	pthread_mutex_lock(&o->mu);
+	while (o->n == ST_CHUNK_QLEN)
+		pthread_cond_wait(&o->cv_free, &o->mu);
+	rc = o->rc;
+	if (!rc) {
+		j = &o->q[(o->head + o->n) % ST_CHUNK_QLEN];
+		tmp.cols = j->cols;	/* empty, keeps its storage */
+		tmp.args = j->args;
+		j->dir = *dir;
+		j->cols = *cols;
+		j->args = *args;
+		j->has_args = has_args;
+		*cols = tmp.cols;
+		*args = tmp.args;
+		o->n++;
+		pthread_cond_signal(&o->cv_have);
+	}
+	pthread_mutex_unlock(&o->mu);
+	return rc;
+}
+
+void
+st_chunk_out_lock(struct st_chunk_out *o)
+{
+	pthread_mutex_lock(&o->dbmu);
+}
+
+void
+st_chunk_out_unlock(struct st_chunk_out *o)
+{
+	pthread_mutex_unlock(&o->dbmu);
+}
+
+int
+st_chunk_out_finish(struct st_chunk_out *o, struct tc_err *err)
+{
+	int rc;
+
+	if (!o->db)
+		return 0;
+	if (o->thr_on) {
+		pthread_mutex_lock(&o->mu);
+		o->quit = true;
+		pthread_cond_signal(&o->cv_have);
+		pthread_mutex_unlock(&o->mu);
+		pthread_join(o->thr, NULL);
+		o->thr_on = false;
+	}
+	rc = o->rc;
+	if (rc)
+		tc_err_set(err, rc, "%s", o->msg);
+	sqlite3_finalize(o->ins_chunk);
+	sqlite3_finalize(o->ins_data);
+	for (int i = 0; i < ST_CHUNK_QLEN; i++) {
+		tc_buf_free(&o->q[i].cols);
+		tc_buf_free(&o->q[i].args);
+	}
+	pthread_mutex_destroy(&o->mu);
+	pthread_mutex_destroy(&o->dbmu);
+	pthread_cond_destroy(&o->cv_have);
+	pthread_cond_destroy(&o->cv_free);
+	o->db = NULL;
+	return rc;
+}
