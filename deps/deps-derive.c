@@ -34,6 +34,25 @@ on_edge(void *ctx, int64_t src, int64_t dst, int kind, const char *label, size_t
 	return 0;
 }
 
+static int
+on_parts(void *ctx, int64_t src, int64_t dst, int kind, int shape, const char *name, size_t len,
+	 uint64_t a, uint64_t b)
+{
+	struct derive *d = ctx;
+	int rc = st_writer_add_edge_parts(d->w, src, dst, kind,
+					  shape == DEPS_LABEL_BYTES ? ST_LABEL_BYTES
+								    : ST_LABEL_AT_LEAST,
+					  name, len, a, b);
+
+	if (rc < 0) {
+		d->edge_failed = true;
+		return tc_err_set(d->err, rc, "storing dependency edges: %s", strerror(-rc));
+	}
+	if (d->stats)
+		d->stats->edges[kind]++;
+	return 0;
+}
+
 static void
 on_bad(void *ctx, int64_t eid, const char *what, const char *text)
 {
@@ -339,6 +358,7 @@ deps_derive(struct st_writer *w, sqlite3 *db, struct st_stats *stats, struct tc_
 	if (getenv("NX_DEPS_DISABLE") && !strcmp(getenv("NX_DEPS_DISABLE"), "1"))
 		return 0;
 	e = deps_engine_new(on_edge, on_bad, &d);
+	deps_engine_set_parts(e, on_parts);
 	rc = dstreams_open(db, &v, &n, &many);
 	if (!rc)
 		rc = many ? derive_sorted(e, db) : derive_merged(e, v, n);

@@ -14,6 +14,7 @@
 #include "store/store.h"
 
 #define LABEL_MAX 200
+#define LABEL_SHORT (LABEL_MAX - 43)	/* a name that fits with any "[LO:HI]" */
 
 /* A string -> dense id table (ids from 0), open addressing. */
 struct names {
@@ -64,6 +65,7 @@ struct label {
 
 struct deps_engine {
 	deps_edge_fn edge;
+	deps_parts_fn parts;	/* optional: one-item labels in parts */
 	deps_bad_fn bad;
 	void *ctx;
 	struct names bufs, sems;
@@ -157,6 +159,12 @@ deps_engine_new(deps_edge_fn edge, deps_bad_fn bad, void *ctx)
 	tc_buf_init(&e->sc.str);
 	tc_buf_init(&e->ops);
 	return e;
+}
+
+void
+deps_engine_set_parts(struct deps_engine *e, deps_parts_fn fn)
+{
+	e->parts = fn;
 }
 
 void
@@ -695,6 +703,24 @@ flush_pieces(struct deps_engine *e, int64_t dst)
 
 	sort_pieces(e->pieces, e->npieces);
 	while (i < e->npieces && !rc) {
+		const struct piece *p = &e->pieces[i];
+
+		/* one contiguous run of one buffer: the label in parts */
+		if (e->parts && p->hi != DEPS_WHOLE) {
+			uint64_t hi = p->hi;
+
+			for (j = i + 1; j < e->npieces && e->pieces[j].src == p->src &&
+			     e->pieces[j].kind == p->kind && e->pieces[j].buf == p->buf &&
+			     e->pieces[j].lo <= hi && e->pieces[j].hi != DEPS_WHOLE; j++)
+				hi = TC_MAX(hi, e->pieces[j].hi);
+			if ((j == e->npieces || e->pieces[j].src != p->src ||
+			     e->pieces[j].kind != p->kind) && strlen(e->bufs.v[p->buf]) <= LABEL_SHORT) {
+				rc = e->parts(e->ctx, p->src, dst, p->kind, DEPS_LABEL_BYTES,
+					      e->bufs.v[p->buf], strlen(e->bufs.v[p->buf]), p->lo, hi);
+				i = j;
+				continue;
+			}
+		}
 		label_reset(&e->label);
 		for (j = i; j < e->npieces && e->pieces[j].src == e->pieces[i].src &&
 		     e->pieces[j].kind == e->pieces[i].kind;) {
@@ -807,6 +833,16 @@ deps_engine_finish(struct deps_engine *e)
 	}
 	qsort(e->waits, e->nwaits, sizeof(*e->waits), cmp_wait);
 	for (i = 0; i < e->nwaits && !rc; i = j) {
+		const char *sem = e->sems.v[e->waits[i].sem];
+
+		if (e->parts && e->waits[i].src && (i + 1 == e->nwaits ||
+		    e->waits[i + 1].eid != e->waits[i].eid || e->waits[i + 1].src != e->waits[i].src) &&
+		    strlen(sem) <= LABEL_SHORT) {
+			rc = e->parts(e->ctx, e->waits[i].src, e->waits[i].eid, ST_EDGE_ORDER,
+				      DEPS_LABEL_WAIT, sem, strlen(sem), (uint64_t)e->waits[i].n, 0);
+			j = i + 1;
+			continue;
+		}
 		label_reset(&e->label);
 		for (j = i; j < e->nwaits && e->waits[j].eid == e->waits[i].eid &&
 		     e->waits[j].src == e->waits[i].src; j++) {

@@ -105,6 +105,19 @@ struct deps_engine;
  */
 typedef int (*deps_edge_fn)(void *ctx, int64_t src, int64_t dst, int kind, const char *label,
 			    size_t len);
+/* Label shapes deps_parts_fn takes. */
+#define DEPS_LABEL_BYTES 1	/* NAME[A:B] */
+#define DEPS_LABEL_WAIT 2	/* NAME>=A */
+
+/**
+ * deps_parts_fn - an edge whose label is one item, given in parts: @name
+ * (@len bytes) and the numbers of @shape.  The text would be the same that
+ * deps_edge_fn gets (DEPS_LABEL_BYTES: "NAME[A:B]", DEPS_LABEL_WAIT:
+ * "NAME>=A"), without formatting it.
+ */
+typedef int (*deps_parts_fn)(void *ctx, int64_t src, int64_t dst, int kind, int shape,
+			     const char *name, size_t len, uint64_t a, uint64_t b);
+
 /** deps_bad_fn - a malformed access string, wait or operand of event @eid. */
 typedef void (*deps_bad_fn)(void *ctx, int64_t eid, const char *what, const char *text);
 
@@ -114,6 +127,12 @@ typedef void (*deps_bad_fn)(void *ctx, int64_t eid, const char *what, const char
  */
 struct deps_engine *deps_engine_new(deps_edge_fn edge, deps_bad_fn bad, void *ctx);
 void deps_engine_free(struct deps_engine *e);
+
+/**
+ * deps_engine_set_parts - report edges whose label is one item through @fn
+ * (same ctx) instead of as text; the others still go to the edge callback.
+ */
+void deps_engine_set_parts(struct deps_engine *e, deps_parts_fn fn);
 
 /**
  * deps_engine_event - process one event; events must arrive ordered by

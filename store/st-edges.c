@@ -404,6 +404,29 @@ st_edges_push(struct st_edges *x, struct st_estream *s, const uint8_t *rec, size
 	return 0;
 }
 
+/* Check the ends and kind, then append record @rec (src, dst, label part). */
+static int
+st_edges_put(struct st_edges *x, int64_t src, int64_t dst, const uint8_t *rec, size_t n)
+{
+	int rc;
+
+	rc = st_edges_push(x, &x->in[(uint64_t)dst >> x->part_shift], rec, n);
+	if (rc >= 0)
+		rc = st_edges_push(x, &x->out[(uint64_t)src >> x->part_shift], rec, n);
+	if (rc < 0)
+		x->failed = rc;
+	else
+		x->nedges++;
+	return rc < 0 ? rc : 0;
+}
+
+static bool
+st_edges_bad(const struct st_edges *x, int64_t src, int64_t dst, int kind)
+{
+	return src < 0 || dst < 0 || src > x->max_id || dst > x->max_id || kind < 0 ||
+	       kind >= (1 << ST_EDGE_KIND_BITS);
+}
+
 int
 st_edges_add(struct st_edges *x, int64_t src, int64_t dst, int kind, const char *label,
 	     size_t len)
@@ -413,26 +436,51 @@ st_edges_add(struct st_edges *x, int64_t src, int64_t dst, int kind, const char 
 
 	if (x->failed)
 		return x->failed;
-	if (src < 0 || dst < 0 || src > x->max_id || dst > x->max_id || kind < 0 ||
-	    kind >= (1 << ST_EDGE_KIND_BITS))
+	if (st_edges_bad(x, src, dst, kind))
 		return -EINVAL;
 	p += tc_uvarint_put(p, (uint64_t)src);
 	p += tc_uvarint_put(p, (uint64_t)dst);
 	rc = st_edges_label(x, kind, label, len, p);
 	if (rc == -EINVAL)
 		return rc;
-	if (rc >= 0) {
-		p += rc;
-		rc = st_edges_push(x, &x->in[(uint64_t)dst >> x->part_shift], rec, (size_t)(p - rec));
-	}
-	if (rc >= 0)
-		rc = st_edges_push(x, &x->out[(uint64_t)src >> x->part_shift], rec,
-				   (size_t)(p - rec));
-	if (rc < 0)
+	if (rc < 0) {
 		x->failed = rc;
-	else
-		x->nedges++;
-	return rc < 0 ? rc : 0;
+		return rc;
+	}
+	return st_edges_put(x, src, dst, rec, (size_t)(p + rc - rec));
+}
+
+int
+st_edges_add_parts(struct st_edges *x, int64_t src, int64_t dst, int kind, int shape,
+		   const char *name, size_t len, uint64_t a, uint64_t b)
+{
+	uint8_t rec[ST_REC_MAX], *p = rec;
+	uint32_t id;
+	int rc;
+
+	if (x->failed)
+		return x->failed;
+	if (st_edges_bad(x, src, dst, kind) ||
+	    (shape != ST_LABEL_BYTES && shape != ST_LABEL_AT_LEAST) ||
+	    (shape == ST_LABEL_BYTES && a > b))
+		return -EINVAL;
+	rc = st_edges_text(x, name, len, &id);
+	if (rc < 0) {
+		if (rc != -EINVAL)
+			x->failed = rc;
+		return rc;
+	}
+	p += tc_uvarint_put(p, (uint64_t)src);
+	p += tc_uvarint_put(p, (uint64_t)dst);
+	if (shape == ST_LABEL_BYTES) {
+		p += tc_uvarint_put(p, ((uint64_t)id << 2 | ST_LABEL_RANGE) << 3 | (uint64_t)kind);
+		p += tc_uvarint_put(p, a);
+		p += tc_uvarint_put(p, b - a);
+	} else {
+		p += tc_uvarint_put(p, ((uint64_t)id << 2 | ST_LABEL_WAIT) << 3 | (uint64_t)kind);
+		p += tc_uvarint_put(p, a);
+	}
+	return st_edges_put(x, src, dst, rec, (size_t)(p - rec));
 }
 
 int
@@ -440,6 +488,14 @@ st_writer_add_edge(struct st_writer *w, int64_t src, int64_t dst, int kind, cons
 		   size_t len)
 {
 	return w->edges ? st_edges_add(w->edges, src, dst, kind, label, len) : -EINVAL;
+}
+
+int
+st_writer_add_edge_parts(struct st_writer *w, int64_t src, int64_t dst, int kind, int shape,
+			 const char *name, size_t len, uint64_t a, uint64_t b)
+{
+	return w->edges ? st_edges_add_parts(w->edges, src, dst, kind, shape, name, len, a, b)
+			: -EINVAL;
 }
 
 /* Bytes of the label part at @p (its form says how many numbers follow). */

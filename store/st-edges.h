@@ -74,6 +74,13 @@ int st_edges_add(struct st_edges *x, int64_t src, int64_t dst, int kind, const c
 		 size_t len);
 
 /**
+ * st_edges_add_parts - st_edges_add() with the label "@name[@a:@b]" (@shape
+ * ST_LABEL_BYTES, @a <= @b) or "@name>=@a" (ST_LABEL_AT_LEAST) in parts.
+ */
+int st_edges_add_parts(struct st_edges *x, int64_t src, int64_t dst, int kind, int shape,
+		       const char *name, size_t len, uint64_t a, uint64_t b);
+
+/**
  * st_edges_finish - sort what was collected and write the edge_blocks and
  * edge_labels rows.  Return: 0 or -errno with @err set.
  */

@@ -20,6 +20,9 @@ struct want {
 	int kind;
 	char label[64];
 	bool null_label;
+	int shape;		/* added in parts: ST_LABEL_BYTES or ST_LABEL_AT_LEAST */
+	char name[8];
+	uint64_t a, b;
 };
 
 static struct want *edges;
@@ -138,10 +141,16 @@ round_trip(const char *path, size_t ram, const char *what)
 
 	is_int(st_edges_new(&x, db, NEV, ram, path, &err), 0, "collector opens");
 	sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
-	for (size_t i = 0; i < nedges && !rc; i++)
-		rc = st_edges_add(x, edges[i].src, edges[i].dst, edges[i].kind,
-				  edges[i].null_label ? NULL : edges[i].label,
-				  strlen(edges[i].label));
+	for (size_t i = 0; i < nedges && !rc; i++) {
+		const struct want *e = &edges[i];
+
+		if (e->shape)
+			rc = st_edges_add_parts(x, e->src, e->dst, e->kind, e->shape, e->name,
+						strlen(e->name), e->a, e->b);
+		else
+			rc = st_edges_add(x, e->src, e->dst, e->kind,
+					  e->null_label ? NULL : e->label, strlen(e->label));
+	}
 	is_int(rc, 0, "every edge added");
 	is_int(st_edges_count(x), (long long)nedges, "counted");
 	is_int(st_edges_finish(x, &err), 0, "finish writes the blocks");
@@ -258,12 +267,25 @@ main(void)
 		}
 		e->kind = (int)((r >> 40) % 4);
 		e->null_label = (r >> 44) % 17 == 0;
-		if ((r >> 50) % 3)
+		if ((r >> 50) % 3) {
 			snprintf(e->label, sizeof(e->label), "%s", fixed[(r >> 52) % nfixed]);
-		else
+		} else if ((r >> 58) % 4 == 0) {	/* in parts, as deps/ hands them */
+			e->null_label = false;
+			e->shape = (r >> 60) % 2 ? ST_LABEL_BYTES : ST_LABEL_AT_LEAST;
+			snprintf(e->name, sizeof(e->name), "S%u", (unsigned)(r % 7));
+			e->a = (r >> 8) % 100000;
+			e->b = e->a + (r >> 30) % 5000;
+			if (e->shape == ST_LABEL_BYTES)
+				snprintf(e->label, sizeof(e->label), "%s[%llu:%llu]", e->name,
+					 (unsigned long long)e->a, (unsigned long long)e->b);
+			else
+				snprintf(e->label, sizeof(e->label), "%s>=%llu", e->name,
+					 (unsigned long long)e->a);
+		} else {
 			snprintf(e->label, sizeof(e->label), "sb%u[%u:%u]", (unsigned)(r % 16),
 				 (unsigned)((r >> 8) % 2048) * 512,
 				 (unsigned)((r >> 8) % 2048) * 512 + 512);
+		}
 	}
 	round_trip(path, 64u << 20, "in memory");
 	round_trip(path, 16u << 10, "spilled");
@@ -278,6 +300,10 @@ main(void)
 		is_int(st_edges_new(&x, db, 10, 1 << 20, path, &err), 0, "empty collector");
 		is_int(st_edges_add(x, 11, 1, 0, NULL, 0), -EINVAL, "an id past max_id is refused");
 		is_int(st_edges_add(x, 1, 2, 8, NULL, 0), -EINVAL, "a kind past 7 is refused");
+		is_int(st_edges_add_parts(x, 1, 2, 0, ST_LABEL_BYTES, "A", 1, 5, 4), -EINVAL,
+		       "a byte range ending before it starts is refused");
+		is_int(st_edges_add_parts(x, 1, 2, 0, 9, "A", 1, 5, 4), -EINVAL,
+		       "an unknown shape is refused");
 		is_int(st_edges_finish(x, &err), 0, "finishes");
 		st_edges_free(x);
 		g = got(db, "SELECT src, dst, kind, label FROM edges", 0, 0);
