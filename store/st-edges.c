@@ -397,22 +397,33 @@ st_edges_push(struct st_edges *x, struct st_estream *s, const uint8_t *rec, size
 	}
 	if (!s->cur)
 		s->cur = tc_xmalloc(x->page_bytes);
-	memcpy(s->cur + s->used, rec, n);
+	for (size_t k = 0; k < n; k++)		/* a few bytes: no memcpy call */
+		s->cur[s->used + k] = rec[k];
 	s->used += (uint32_t)n;
 	s->count++;
 	s->bytes += n;
 	return 0;
 }
 
-/* Check the ends and kind, then append record @rec (src, dst, label part). */
+/*
+ * Append record @rec (src, dst, label part) to the ins of dst, and src, dst
+ * and the kind alone to the outs of src: the outs leave the label to the
+ * ins (st-edges.h).
+ */
 static int
-st_edges_put(struct st_edges *x, int64_t src, int64_t dst, const uint8_t *rec, size_t n)
+st_edges_put(struct st_edges *x, int64_t src, int64_t dst, int kind, const uint8_t *rec,
+	     size_t n)
 {
+	uint8_t out[3 * TC_VARINT_MAX], *p = out;
 	int rc;
 
+	p += tc_uvarint_put(p, (uint64_t)src);
+	p += tc_uvarint_put(p, (uint64_t)dst);
+	p += tc_uvarint_put(p, (uint64_t)kind);
 	rc = st_edges_push(x, &x->in[(uint64_t)dst >> x->part_shift], rec, n);
 	if (rc >= 0)
-		rc = st_edges_push(x, &x->out[(uint64_t)src >> x->part_shift], rec, n);
+		rc = st_edges_push(x, &x->out[(uint64_t)src >> x->part_shift], out,
+				   (size_t)(p - out));
 	if (rc < 0)
 		x->failed = rc;
 	else
@@ -447,7 +458,7 @@ st_edges_add(struct st_edges *x, int64_t src, int64_t dst, int kind, const char 
 		x->failed = rc;
 		return rc;
 	}
-	return st_edges_put(x, src, dst, rec, (size_t)(p + rc - rec));
+	return st_edges_put(x, src, dst, kind, rec, (size_t)(p + rc - rec));
 }
 
 int
@@ -480,7 +491,7 @@ st_edges_add_parts(struct st_edges *x, int64_t src, int64_t dst, int kind, int s
 		p += tc_uvarint_put(p, ((uint64_t)id << 2 | ST_LABEL_WAIT) << 3 | (uint64_t)kind);
 		p += tc_uvarint_put(p, a);
 	}
-	return st_edges_put(x, src, dst, rec, (size_t)(p - rec));
+	return st_edges_put(x, src, dst, kind, rec, (size_t)(p - rec));
 }
 
 int
@@ -591,8 +602,8 @@ st_edges_encode(const struct st_eref *r, size_t a, size_t b, const uint8_t *v,
 	for (size_t i = a; i < b; i++) {
 		p += tc_uvarint_put(p, r[i].self - prev);
 		p += tc_uvarint_put(p, tc_zigzag((int64_t)r[i].peer - (int64_t)r[i].self));
-		memcpy(p, v + r[i].off, r[i].len);
-		p += r[i].len;
+		for (uint16_t k = 0; k < r[i].len; k++)	/* a few bytes: no memcpy call */
+			*p++ = v[r[i].off + k];
 		prev = r[i].self;
 	}
 	return (size_t)(p - buf);
@@ -714,6 +725,10 @@ struct ev_vtab {
 	sqlite3 *db;
 	struct tc_buf text;	/* a label being rebuilt */
 	sqlite3_stmt *get_ins, *get_outs, *get_label;
+	/* the last ins blob read for an outs row's label */
+	int64_t iblock;
+	uint8_t *iblob;
+	int iblen;
 	/* the last label row read: its texts, where each starts and its length */
 	int64_t lgroup;
 	uint8_t *lblob;
@@ -754,6 +769,7 @@ ev_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vt
 	memset(vt, 0, sizeof(*vt));
 	vt->db = db;
 	vt->lgroup = -1;
+	vt->iblock = -1;
 	tc_buf_init(&vt->text);
 	*out = &vt->base;
 	return SQLITE_OK;
@@ -768,6 +784,7 @@ ev_disconnect(sqlite3_vtab *base)
 	sqlite3_finalize(vt->get_outs);
 	sqlite3_finalize(vt->get_label);
 	sqlite3_free(vt->lblob);
+	sqlite3_free(vt->iblob);
 	tc_buf_free(&vt->text);
 	sqlite3_free(vt);
 	return SQLITE_OK;
@@ -854,6 +871,34 @@ ev_prep(struct ev_vtab *vt, sqlite3_stmt **st, const char *sql)
 	return SQLITE_OK;
 }
 
+#define EV_FROM_INS 0xff	/* row form: an outs row, its label is in the ins */
+
+struct ev_entry {
+	uint64_t d, z, lk, a, b;
+	int form;
+};
+
+/* Parse one blob entry at *@q; SQLITE_OK or SQLITE_CORRUPT. */
+static int
+ev_entry_get(const uint8_t **q, const uint8_t *end, struct ev_entry *e)
+{
+	uint64_t x;
+
+	e->a = e->b = 0;
+	if (tc_uvarint_get(q, end, &e->d) || tc_uvarint_get(q, end, &e->z) ||
+	    tc_uvarint_get(q, end, &e->lk))
+		return SQLITE_CORRUPT;
+	x = e->lk >> ST_EDGE_KIND_BITS;
+	e->form = x ? (int)(x & 3) : 0;
+	if (x && e->form == 0)
+		return SQLITE_CORRUPT;
+	if ((e->form == ST_LABEL_RANGE || e->form == ST_LABEL_WAIT) && tc_uvarint_get(q, end, &e->a))
+		return SQLITE_CORRUPT;
+	if (e->form == ST_LABEL_RANGE && (tc_uvarint_get(q, end, &e->b) || e->a + e->b < e->a))
+		return SQLITE_CORRUPT;
+	return SQLITE_OK;
+}
+
 /*
  * Decode blob @p (@size bytes, of block @block, @by_src: an outs blob) and
  * keep the rows whose own end is @self (< 0: all), whose other end is
@@ -867,49 +912,103 @@ ev_decode(struct ev_cursor *c, const uint8_t *p, int size, int64_t block, bool b
 	int64_t cur = block * ST_EDGE_BLOCK;
 
 	for (int64_t i = 0; q < end; i++) {
-		uint64_t d, z, lk, x, na = 0, nb = 0;
+		struct ev_entry e;
+		struct ev_row *r;
 		int64_t other;
-		int form;
+		int k;
 
-		if (tc_uvarint_get(&q, end, &d) || tc_uvarint_get(&q, end, &z) ||
-		    tc_uvarint_get(&q, end, &lk))
+		if (ev_entry_get(&q, end, &e) != SQLITE_OK)
 			return SQLITE_CORRUPT;
-		x = lk >> ST_EDGE_KIND_BITS;
-		form = x ? (int)(x & 3) : 0;
-		if (x && form == 0)
-			return SQLITE_CORRUPT;
-		if ((form == ST_LABEL_RANGE || form == ST_LABEL_WAIT) &&
-		    tc_uvarint_get(&q, end, &na))
-			return SQLITE_CORRUPT;
-		if (form == ST_LABEL_RANGE && (tc_uvarint_get(&q, end, &nb) || na + nb < na))
-			return SQLITE_CORRUPT;
-		cur += (int64_t)d;
+		cur += (int64_t)e.d;
 		if (self >= 0 && cur > self)
 			break;
-		other = cur + tc_unzigzag(z);
+		other = cur + tc_unzigzag(e.z);
+		k = (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1));
 		if ((self >= 0 && cur != self) || (peer >= 0 && other != peer) ||
-		    (kind >= 0 && (int)(lk & ((1u << ST_EDGE_KIND_BITS) - 1)) != kind))
+		    (kind >= 0 && k != kind))
 			continue;
 		if (c->n == c->cap) {
 			size_t nc = c->cap ? c->cap * 2 : 64;
-			struct ev_row *r = sqlite3_realloc64(c->rows, nc * sizeof(*r));
 
+			r = sqlite3_realloc64(c->rows, nc * sizeof(*r));
 			if (!r)
 				return SQLITE_NOMEM;
 			c->rows = r;
 			c->cap = nc;
 		}
-		c->rows[c->n].src = by_src ? cur : other;
-		c->rows[c->n].dst = by_src ? other : cur;
-		c->rows[c->n].kind = (uint8_t)(lk & ((1u << ST_EDGE_KIND_BITS) - 1));
-		c->rows[c->n].form = (uint8_t)form;
-		c->rows[c->n].label = (uint32_t)(x >> 2);
-		c->rows[c->n].a = na;
-		c->rows[c->n].b = nb;
-		c->rows[c->n].rowid = ((block << 32 | i) << 1) | by_src;
-		c->n++;
+		r = &c->rows[c->n++];
+		r->src = by_src ? cur : other;
+		r->dst = by_src ? other : cur;
+		r->kind = (uint8_t)k;
+		r->form = by_src ? EV_FROM_INS : (uint8_t)e.form;
+		r->label = (uint32_t)(e.lk >> (ST_EDGE_KIND_BITS + 2));
+		r->a = e.a;
+		r->b = e.b;
+		r->rowid = ((block << 32 | i) << 1) | by_src;
 	}
 	return SQLITE_OK;
+}
+
+/*
+ * The label of outs row @i of cursor @c, from the ins of its dst: the entry
+ * of the same src and kind, the n-th if the cursor's rows before it have n
+ * with the same dst and kind (explicit edges may repeat a pair; both lists
+ * keep the order the edges were added in).  Fills @r's form and numbers.
+ * Return: SQLITE_OK, SQLITE_DONE when there is none, or an error.
+ */
+static int
+ev_from_ins(struct ev_vtab *vt, const struct ev_cursor *c, size_t i, struct ev_row *r)
+{
+	int64_t block = r->dst / ST_EDGE_BLOCK, cur = block * ST_EDGE_BLOCK;
+	const uint8_t *q, *end;
+	size_t occ = 0;
+
+	for (size_t j = 0; j < i; j++)
+		occ += c->rows[j].dst == r->dst && c->rows[j].kind == r->kind;
+	if (block != vt->iblock) {
+		int rc = ev_prep(vt, &vt->get_ins, "SELECT ins FROM edge_blocks WHERE id = ?"), st, n;
+
+		if (rc != SQLITE_OK)
+			return rc;
+		vt->iblock = -1;
+		sqlite3_bind_int64(vt->get_ins, 1, block);
+		st = sqlite3_step(vt->get_ins);
+		if (st != SQLITE_ROW) {
+			sqlite3_reset(vt->get_ins);
+			return st == SQLITE_DONE ? SQLITE_DONE : ev_err(vt, SQLITE_ERROR, "lookup");
+		}
+		n = sqlite3_column_bytes(vt->get_ins, 0);
+		sqlite3_free(vt->iblob);
+		vt->iblob = sqlite3_malloc(n + 1);
+		if (!vt->iblob) {
+			sqlite3_reset(vt->get_ins);
+			return SQLITE_NOMEM;
+		}
+		memcpy(vt->iblob, sqlite3_column_blob(vt->get_ins, 0), (size_t)n);
+		vt->iblen = n;
+		vt->iblock = block;
+		sqlite3_reset(vt->get_ins);
+	}
+	q = vt->iblob;
+	end = q + vt->iblen;
+	while (q < end) {
+		struct ev_entry e;
+
+		if (ev_entry_get(&q, end, &e) != SQLITE_OK)
+			return SQLITE_CORRUPT;
+		cur += (int64_t)e.d;
+		if (cur > r->dst)
+			break;
+		if (cur != r->dst || cur + tc_unzigzag(e.z) != r->src ||
+		    (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1)) != r->kind || occ--)
+			continue;
+		r->form = (uint8_t)e.form;
+		r->label = (uint32_t)(e.lk >> (ST_EDGE_KIND_BITS + 2));
+		r->a = e.a;
+		r->b = e.b;
+		return SQLITE_OK;
+	}
+	return SQLITE_DONE;
 }
 
 /* An integer argument, or false when the value can equal no integer column. */
@@ -1100,9 +1199,21 @@ ev_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 		break;
 	case EV_LABEL: {
 		struct ev_vtab *vt = (struct ev_vtab *)base->pVtab;
+		struct ev_row in;
 		const char *s;
 		int len, rc;
 
+		if (r->form == EV_FROM_INS) {
+			in = *r;
+			rc = ev_from_ins(vt, c, c->i, &in);
+			if (rc == SQLITE_DONE) {
+				sqlite3_result_null(ctx);
+				break;
+			}
+			if (rc != SQLITE_OK)
+				return rc;
+			r = &in;
+		}
 		if (!r->form) {
 			sqlite3_result_null(ctx);
 			break;

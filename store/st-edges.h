@@ -12,7 +12,12 @@
  *         each  uvarint dst - previous dst (the first: dst - b * ST_EDGE_BLOCK)
  *               svarint src - dst
  *               the label part
- *   outs: the edges out of them, by src, the same with src and dst swapped.
+ *   outs: the edges out of them, by src, each
+ *               uvarint src - previous src, svarint dst - src, uvarint kind
+ *         without the label: a reader finds it in the ins of dst (the same
+ *         src and kind; when explicit edges repeat a pair, the n-th of the
+ *         outs is the n-th of the ins, both keep the order edges came in).
+ *         That spares the bytes of every label a second time.
  *
  * NULL when a block has no edge that way.  The label part is uvarint
  * x << 3 | kind, where x is 0 for no label, else t << 2 | form:
