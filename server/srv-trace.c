@@ -7,14 +7,16 @@
  * parameters; connections come from the read-only pool.
  *
  * Timeline window per unit: a unit's events have consecutive ids in ts
- * order (store contract), so two binary searches on the primary key give the
- * ids [lo, hi) starting inside the window in O(log n).  More than px of them:
+ * order (store contract), so two lookups by time in the unit's id range
+ * (the events module binary-searches its chunk directory) give the ids
+ * [lo, hi) starting inside the window in O(log n).  More than px of them:
  * the answer is summary buckets, from the level whose bucket width is the
  * smallest power-of-two multiple of bucket_ns not below (end - start) / px
  * (merged further above the highest stored level), so at most about px
  * buckets, one range scan per unit.  Otherwise the events: per depth the one
- * reaching in from before (at one depth slices do not overlap: an index seek
- * on events(unit, depth, ts)), then [lo, hi) in one scan of the table.
+ * reaching in from before (at one depth slices do not overlap: a backward
+ * scan of the unit's chunks that skips those without that depth), then
+ * [lo, hi) in one scan.
  * Large answers (timeline, search, summary) are written straight to JSON
  * text (srv-jw.c), each request in one read transaction.
  */
@@ -25,6 +27,9 @@
 #include "server/srv-int.h"
 #include "server/srv-jw.h"
 #include "server/srv-sums.h"
+
+#define EV_LOWER_SQL "SELECT id FROM events WHERE unit = ?1 AND id >= ?2 AND id <= ?3 " \
+		     "AND ts >= ?4 ORDER BY id LIMIT 1"
 
 #define UNITS_MAX 65536
 #define WIN_MIN (-(INT64_C(1) << 61))	/* end - start stays far from overflow */
@@ -321,7 +326,7 @@ tl_prepare(sqlite3 *db, struct tl *t)
 			       NULL) ||
 	    sqlite3_prepare_v2(db, "SELECT " EV_COLS " FROM events WHERE id >= ?1 AND "
 			       "id < ?2 ORDER BY id", -1, &t->win, NULL) ||
-	    sqlite3_prepare_v2(db, "SELECT ts FROM events WHERE id = ?1", -1, &t->ts_at, NULL) ||
+	    sqlite3_prepare_v2(db, EV_LOWER_SQL, -1, &t->ts_at, NULL) ||
 	    sqlite3_prepare_v2(db, "SELECT MIN(level), MAX(level) FROM summaries "
 			       "WHERE unit_id = ?1", -1,
 			       &t->maxlevel, NULL) ||
@@ -391,43 +396,24 @@ tl_name(struct tl *t, uint32_t id)
 	t->nn++;
 }
 
-/* The first event id in [@lo, @hi] of one unit (ids sorted by ts) whose ts
- * is >= @x; @hi + 1 when none.  O(log n) primary-key lookups with @ts_at,
- * "SELECT ts FROM events WHERE id = ?1". */
+/* The first event id in [@lo, @hi] of @unit (ids sorted by ts) whose ts is
+ * >= @x; @hi + 1 when none.  One query with @ts_at (EV_LOWER_SQL): the
+ * events module binary-searches the unit's chunks by time and decodes one. */
 static int64_t
-ev_ts(sqlite3_stmt *ts_at, int64_t id, int64_t dflt)
+ev_lower(sqlite3_stmt *ts_at, int64_t unit, int64_t lo, int64_t hi, int64_t x)
 {
-	int64_t ts = dflt;
+	int64_t id = hi + 1;
 
-	sqlite3_bind_int64(ts_at, 1, id);
-	if (sqlite3_step(ts_at) == SQLITE_ROW)
-		ts = sqlite3_column_int64(ts_at, 0);
-	sqlite3_reset(ts_at);
-	return ts;
-}
-
-static int64_t
-ev_lower(sqlite3_stmt *ts_at, int64_t lo, int64_t hi, int64_t x)
-{
-	/* windows reaching past either end (the full span) in one lookup */
-	if (lo > hi || ev_ts(ts_at, lo, x) >= x)
+	if (lo > hi)
 		return lo;
-	if (ev_ts(ts_at, hi, x) < x)
-		return hi + 1;
-	hi++;
-	while (lo < hi) {
-		int64_t mid = lo + (hi - lo) / 2, ts = x;
-
-		sqlite3_bind_int64(ts_at, 1, mid);
-		if (sqlite3_step(ts_at) == SQLITE_ROW)
-			ts = sqlite3_column_int64(ts_at, 0);
-		sqlite3_reset(ts_at);
-		if (ts < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	sqlite3_bind_int64(ts_at, 1, unit);
+	sqlite3_bind_int64(ts_at, 2, lo);
+	sqlite3_bind_int64(ts_at, 3, hi);
+	sqlite3_bind_int64(ts_at, 4, x);
+	if (sqlite3_step(ts_at) == SQLITE_ROW)
+		id = sqlite3_column_int64(ts_at, 0);
+	sqlite3_reset(ts_at);
+	return id;
 }
 
 /* One event of an events-mode answer, read before it is written. */
@@ -752,8 +738,8 @@ tl_unit(struct tl *t, struct srv_pool_conn *c, const struct unit_list *ul, size_
 
 	if (first > 0 && last >= first) {
 		/* events of a unit have consecutive ids in ts order */
-		lo = ev_lower(t->ts_at, first, last, start);
-		hi = lo > last ? lo : ev_lower(t->ts_at, lo, last, end);
+		lo = ev_lower(t->ts_at, unit, first, last, start);
+		hi = lo > last ? lo : ev_lower(t->ts_at, unit, lo, last, end);
 		before = lo > first;
 	}
 	srv_jw_lit(w, "{\"id\":");
@@ -1383,7 +1369,7 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 			       "ts_end > ?4 GROUP BY name", -1, &eq, NULL) ||
 	    sqlite3_prepare_v2(c->db, "SELECT name, dur, depth FROM events WHERE id >= ?1 AND "
 			       "id < ?2", -1, &scan, NULL) ||
-	    sqlite3_prepare_v2(c->db, "SELECT ts FROM events WHERE id = ?1", -1, &ts_at, NULL) ||
+	    sqlite3_prepare_v2(c->db, EV_LOWER_SQL, -1, &ts_at, NULL) ||
 	    sqlite3_prepare_v2(c->db, "SELECT s FROM strings WHERE id = ?1", -1, &nq, NULL)) {
 		srv_reply_error(r, 500, "internal", "trace store: %s", sqlite3_errmsg(c->db));
 		goto out;
@@ -1395,8 +1381,8 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 
 		if (first <= 0 || last < first)
 			continue;
-		lo = ev_lower(ts_at, first, last, start);
-		hi = lo > last ? lo : ev_lower(ts_at, lo, last, end);
+		lo = ev_lower(ts_at, ul.id[i], first, last, start);
+		hi = lo > last ? lo : ev_lower(ts_at, ul.id[i], lo, last, end);
 		sqlite3_reset(dq);
 		sqlite3_bind_int64(dq, 1, ul.id[i]);
 		while (sqlite3_step(dq) == SQLITE_ROW) {

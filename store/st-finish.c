@@ -752,7 +752,7 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	st_fin_time(&f, "edges");
 	if (!rc && st_sql_register(w->db) < 0)
 		rc = tc_err_set(err, -EIO, "%s: events table: %s", path, sqlite3_errmsg(w->db));
-	if (!rc)
+	if (!rc && w->nflagged)	/* nothing to analyse otherwise */
 		rc = deps_derive(w, w->db, &w->stats, err);
 	st_fin_time(&f, "deps");
 	if (rc < 0)

@@ -90,6 +90,8 @@ struct vt_cur {
 	/* the args column */
 	sqlite3_blob *blob;
 	int64_t blob_row;
+	int nread;		/* args read from this row */
+	bool whole;		/* @abuf holds the row's whole args blob */
 	char *abuf;
 	size_t acap;
 };
@@ -431,7 +433,8 @@ vt_decode(struct vt_tab *t, int c, struct vt_ent *e)
 				why = "an event's depth is out of the chunk's range";
 			else if (i && v->ts < e->ev[i - 1].ts)
 				why = "events are not in time order";
-			else if (!st_bloom_has(d->bloom, v->name))
+			else if ((!i || v->name != e->ev[i - 1].name) &&
+				 !st_bloom_has(d->bloom, v->name))
 				why = "an event's name is not in the name filter";
 		}
 		if (!why && e->ev[d->count - 1].ts != d->ts_last)
@@ -937,13 +940,17 @@ vt_col_err(sqlite3_context *ctx, int rc, char *msg)
 	return rc;
 }
 
-/* The args text of the current event, read from the chunk's args blob. */
+/*
+ * The args text of the current event, from the chunk's args blob: the
+ * event's bytes for the first one asked of a chunk (a point lookup), the
+ * whole blob from the second one on (a scan).
+ */
 static int
 vt_args(struct vt_cur *k, sqlite3_context *ctx, const struct st_chunk_dir *d,
 	const struct st_cev *e)
 {
 	struct vt_tab *t = k->t;
-	int rc = SQLITE_OK;
+	int rc = SQLITE_OK, size, off = 0, n;
 
 	if (!e->args_len) {
 		sqlite3_result_null(ctx);
@@ -962,27 +969,41 @@ vt_args(struct vt_cur *k, sqlite3_context *ctx, const struct st_chunk_dir *d,
 		k->blob = NULL;
 		return vt_col_err(ctx, rc, msg);
 	}
-	k->blob_row = d->first;
-	if ((int64_t)e->args_off + e->args_len > sqlite3_blob_bytes(k->blob))
+	if (k->blob_row != d->first) {
+		k->blob_row = d->first;
+		k->nread = 0;
+		k->whole = false;
+	}
+	size = sqlite3_blob_bytes(k->blob);
+	if ((int64_t)e->args_off + e->args_len > size)
 		return vt_col_err(ctx, SQLITE_CORRUPT,
 				  sqlite3_mprintf("events: chunk %lld: corrupt: args blob is short",
 						  (long long)d->first));
-	if (e->args_len > k->acap) {
-		char *nb = realloc(k->abuf, e->args_len);
+	if (!k->whole) {
+		k->whole = ++k->nread > 1;
+		n = k->whole ? size : (int)e->args_len;
+		off = k->whole ? 0 : (int)e->args_off;
+		if ((size_t)n > k->acap) {
+			char *nb = realloc(k->abuf, (size_t)n);
 
-		if (!nb) {
-			sqlite3_result_error_nomem(ctx);
-			return SQLITE_NOMEM;
+			if (!nb) {
+				k->whole = false;
+				sqlite3_result_error_nomem(ctx);
+				return SQLITE_NOMEM;
+			}
+			k->abuf = nb;
+			k->acap = (size_t)n;
 		}
-		k->abuf = nb;
-		k->acap = e->args_len;
+		rc = sqlite3_blob_read(k->blob, k->abuf, n, off);
+		if (rc != SQLITE_OK) {
+			k->whole = false;
+			return vt_col_err(ctx, rc, sqlite3_mprintf("events: chunk %lld: args: %s",
+								   (long long)d->first,
+								   sqlite3_errmsg(t->db)));
+		}
 	}
-	rc = sqlite3_blob_read(k->blob, k->abuf, (int)e->args_len, (int)e->args_off);
-	if (rc != SQLITE_OK)
-		return vt_col_err(ctx, rc, sqlite3_mprintf("events: chunk %lld: args: %s",
-							   (long long)d->first,
-							   sqlite3_errmsg(t->db)));
-	sqlite3_result_text(ctx, k->abuf, (int)e->args_len, SQLITE_TRANSIENT);
+	sqlite3_result_text(ctx, k->abuf + (k->whole ? e->args_off : 0), (int)e->args_len,
+			    SQLITE_TRANSIENT);
 	return SQLITE_OK;
 }
 

@@ -335,6 +335,7 @@ st_event_add(struct st_writer *w, const struct st_event *ev)
 		rec.args_len = (uint32_t)ev->args_len;
 		rec.flags = ev->args_scanned ? ev->has_access
 					     : (uint8_t)st_args_flags(ev->args, ev->args_len);
+		w->nflagged += rec.flags & 1;
 	}
 	rc = st_spill_write(&w->recs, &rec, sizeof(rec));
 	if (!rc && rec.args_len)

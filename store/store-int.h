@@ -123,6 +123,7 @@ struct st_writer {
 	int64_t seq;
 	int64_t min_ts, max_end;
 	int64_t nedges_raw;
+	int64_t nflagged;		/* events whose args carry access sets */
 	struct st_edges *edges;		/* during finish: the edges to pack (st-edges.h) */
 	struct st_stats stats;
 	int failed;			/* first write error */
