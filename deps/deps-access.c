@@ -16,9 +16,9 @@ parse_off(const char *s, const char *end, uint64_t *out)
 	uint64_t v = 0;
 	int base = 10;
 
-	while (s < end && isspace((unsigned char)*s))
+	while (s < end && (*s == ' ' || (*s >= '\t' && *s <= '\r')))	/* isspace() in C */
 		s++;
-	while (end > s && isspace((unsigned char)end[-1]))
+	while (end > s && (end[-1] == ' ' || (end[-1] >= '\t' && end[-1] <= '\r')))
 		end--;
 	if (end - s >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		base = 16;

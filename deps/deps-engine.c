@@ -19,6 +19,7 @@
 /* A string -> dense id table (ids from 0), open addressing. */
 struct names {
 	char **v;		/* id -> name */
+	size_t *lens;		/* id -> strlen(name) */
 	uint32_t n, cap;
 	uint32_t *slots;	/* id + 1, 0 = empty */
 	uint32_t nslots;
@@ -134,7 +135,9 @@ names_id(struct names *t, const char *s, size_t len)
 			return t->slots[i] - 1;
 	}
 	GROW(t->v, t->n, t->cap);
+	t->lens = tc_xrealloc(t->lens, t->cap * sizeof(*t->lens));
 	t->v[t->n] = tc_xstrndup(s, len);
+	t->lens[t->n] = strlen(t->v[t->n]);
 	t->slots[i] = t->n + 1;
 	return t->n++;
 }
@@ -145,6 +148,7 @@ names_free(struct names *t)
 	for (uint32_t i = 0; i < t->n; i++)
 		free(t->v[i]);
 	free(t->v);
+	free(t->lens);
 	free(t->slots);
 }
 
@@ -714,9 +718,9 @@ flush_pieces(struct deps_engine *e, int64_t dst)
 			     e->pieces[j].lo <= hi && e->pieces[j].hi != DEPS_WHOLE; j++)
 				hi = TC_MAX(hi, e->pieces[j].hi);
 			if ((j == e->npieces || e->pieces[j].src != p->src ||
-			     e->pieces[j].kind != p->kind) && strlen(e->bufs.v[p->buf]) <= LABEL_SHORT) {
+			     e->pieces[j].kind != p->kind) && e->bufs.lens[p->buf] <= LABEL_SHORT) {
 				rc = e->parts(e->ctx, p->src, dst, p->kind, DEPS_LABEL_BYTES,
-					      e->bufs.v[p->buf], strlen(e->bufs.v[p->buf]), p->lo, hi);
+					      e->bufs.v[p->buf], e->bufs.lens[p->buf], p->lo, hi);
 				i = j;
 				continue;
 			}
@@ -834,12 +838,13 @@ deps_engine_finish(struct deps_engine *e)
 	qsort(e->waits, e->nwaits, sizeof(*e->waits), cmp_wait);
 	for (i = 0; i < e->nwaits && !rc; i = j) {
 		const char *sem = e->sems.v[e->waits[i].sem];
+		size_t slen = e->sems.lens[e->waits[i].sem];
 
 		if (e->parts && e->waits[i].src && (i + 1 == e->nwaits ||
 		    e->waits[i + 1].eid != e->waits[i].eid || e->waits[i + 1].src != e->waits[i].src) &&
-		    strlen(sem) <= LABEL_SHORT) {
+		    slen <= LABEL_SHORT) {
 			rc = e->parts(e->ctx, e->waits[i].src, e->waits[i].eid, ST_EDGE_ORDER,
-				      DEPS_LABEL_WAIT, sem, strlen(sem), (uint64_t)e->waits[i].n, 0);
+				      DEPS_LABEL_WAIT, sem, slen, (uint64_t)e->waits[i].n, 0);
 			j = i + 1;
 			continue;
 		}

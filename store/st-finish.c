@@ -5,8 +5,8 @@
  * nesting depth (slices that break nesting go one row deeper and are
  * counted), per-(unit, depth) maximum durations and the level-0 summary
  * buckets; higher summary levels are merged from level 0 per unit.  Then
- * explicit edges are remapped, deps/ derives the access-set edges, indexes
- * are built and the file is synced.
+ * explicit edges are remapped, deps/ derives the access-set edges, the
+ * edges are packed and the file is synced.
  *
  * Memory: one uint32 per event for the seq -> id map, the nesting stack and
  * the summary buckets of the current unit (at most 2^ST_LEVEL0_MAX_BITS).
@@ -757,16 +757,11 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	st_fin_time(&f, "deps");
 	if (rc < 0)
 		goto out;
-	/*
-	 * After the bulk load: measured cheaper than maintaining them per row.
-	 * SQLite's sorter hands a full in-memory run (its size is the page
-	 * cache) to a worker thread (PRAGMA threads=2, st-writer.c) and goes on
-	 * scanning: with a 4 MiB cache big runs are sorted in parallel.
-	 */
+	/* the explicit and derived edges, packed per block of events (st-edges.c) */
 	rc = st_exec(w->db, "PRAGMA cache_size=-4096;", err);
 	if (!rc)
 		rc = st_edges_finish(w->edges, err);
-	st_fin_time(&f, "idx-edge");
+	st_fin_time(&f, "edgepack");
 	if (rc < 0)
 		goto out;
 	w->stats.start_ns = w->seq ? w->min_ts : 0;
