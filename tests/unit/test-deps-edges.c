@@ -50,7 +50,8 @@ join(char **v, size_t n)
 
 	tc_buf_init(&b);
 	tc_buf_adds(&b, "");
-	qsort(v, n, sizeof(*v), cmp_str);
+	if (n)	/* qsort(NULL, 0) is undefined */
+		qsort(v, n, sizeof(*v), cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		tc_buf_printf(&b, "%s;", v[i]);
 		free(v[i]);
