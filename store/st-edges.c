@@ -528,21 +528,26 @@ st_label_len(const uint8_t *p, const uint8_t *end)
 	return (size_t)(q - p);
 }
 
-/* Copy the records of @s into @v (room for s->bytes). */
+/* Move the records of @s into @v (room for s->bytes), releasing its pages. */
 static void
 st_edges_load(struct st_edges *x, struct st_estream *s, uint8_t *v)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < s->npages; i++) {
-		const struct st_epage *pg = &s->pages[i];
+		struct st_epage *pg = &s->pages[i];
 		const void *from = pg->mem ? (const void *)pg->mem : x->spill.map + pg->off;
 
 		memcpy(v + n, from, pg->bytes);
 		n += pg->bytes;
+		free(pg->mem);
+		pg->mem = NULL;
 	}
 	if (s->used)
 		memcpy(v + n, s->cur, s->used);
+	free(s->cur);
+	s->cur = NULL;
+	s->npages = s->used = 0;
 }
 
 /* One parsed record of a loaded partition. */
