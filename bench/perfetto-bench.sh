@@ -77,6 +77,8 @@ cpu() { grep "^$1 " "$w/res" | awk '{print $5}' | median; }
 mbs() { awk -v b="$1" -v s="$2" 'BEGIN { if (s+0 > 0) printf "%.1f", b / 1e6 / s; else print "-" }'; }
 evs() { awk -v e="$1" -v s="$2" 'BEGIN { if (s+0 > 0) printf "%.0f", e / s; else print "-" }'; }
 ps=$(med pftrace); js=$(med json)
+# the hand-written notes after the generated part survive a rerun
+notes=$(sed -n '/^## Reading these numbers/,$p' "$out" 2>/dev/null || true)
 cat >"$out" <<EOT
 # Perfetto ingest benchmark
 
@@ -105,4 +107,5 @@ Command: \`BENCH_MB=$mb BENCH_REPEAT=$rep bench/perfetto-bench.sh\`.  Raw runs (
 $(cat "$w/res")
 \`\`\`
 EOT
+[ -n "$notes" ] && printf '\n%s\n' "$notes" >>"$out"
 echo "bench: wrote $out"

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
@@ -29,6 +30,8 @@ typedef Perfetto__Protos__DebugAnnotation PfAnnot;
 #define PF_SEQ_CLEARED 1
 #define PF_SEQ_NEEDS_STATE 2
 #define PF_MAX_DEPTH 4		/* compressed_packets inside compressed_packets */
+#define PF_TCACHE_BITS 8	/* track cache: 256 slots */
+#define PF_NO_ID UINT64_MAX	/* pf_seq.cat_ids: look it up again */
 
 enum { PF_TE_UNSPEC, PF_TE_BEGIN, PF_TE_END, PF_TE_INSTANT, PF_TE_COUNTER };
 enum { PF_FLOW_IN = 1, PF_FLOW_OUT = 2, PF_FLOW_INOUT = 3 };
@@ -93,6 +96,7 @@ struct pf_seq {
 	bool valid;
 	struct pf_map names;	/* iid -> st string id */
 	struct pf_map cats;	/* iid -> char * */
+	struct pf_map cat_ids;	/* iid -> st string id of cats' entry, once used */
 	struct pf_map dnames;	/* iid -> char * */
 	struct pf_map dvals;	/* iid -> char * */
 	bool has_def_track;
@@ -133,7 +137,10 @@ struct pf_ctx {
 	ProtobufCAllocator alloc[PF_MAX_DEPTH + 1];
 
 	struct pf_map seqs;	/* seq id -> struct pf_seq * */
+	struct pf_seq *seq_last;	/* the last one pf_seq_get() gave */
 	struct pf_map tracks;	/* uuid -> struct pf_track * */
+	/* direct-mapped cache in front of tracks (tracks live until the end) */
+	struct pf_track *tcache[1 << PF_TCACHE_BITS];
 	struct pf_map procs;	/* pid -> struct pf_proc * */
 	struct pf_map flows;	/* flow id -> source handle (flow_ids, flow_ids_old) */
 	struct pf_map lflows;	/* legacy bind id -> source handle */
@@ -157,7 +164,8 @@ struct pf_ctx {
 	uint64_t n_end_unmatched;	/* SLICE_END with no open slice */
 	uint64_t n_compressed;
 	int depth;		/* compressed_packets nesting */
-	json_t *scratch;
+	struct tc_buf args;	/* pf_args() scratch */
+	bool fast_real;		/* pf_args_probe() said yes */
 };
 
 /* ---- small helpers ---- */
@@ -177,18 +185,23 @@ static struct pf_seq *
 pf_seq_get(struct pf_ctx *c, uint32_t id)
 {
 	bool created;
-	uint64_t *slot = pf_map_slot(&c->seqs, id, &created);
+	uint64_t *slot;
 	struct pf_seq *s;
 
+	if (c->seq_last && c->seq_last->id == id)	/* runs of one sequence */
+		return c->seq_last;
+	slot = pf_map_slot(&c->seqs, id, &created);
 	if (!created)
-		return (struct pf_seq *)(uintptr_t)*slot;
+		return c->seq_last = (struct pf_seq *)(uintptr_t)*slot;
 	s = tc_xcalloc(1, sizeof(*s));
 	s->id = id;
 	pf_map_init(&s->names);
 	pf_map_init(&s->cats);
+	pf_map_init(&s->cat_ids);
 	pf_map_init(&s->dnames);
 	pf_map_init(&s->dvals);
 	*slot = (uintptr_t)s;
+	c->seq_last = s;
 	return s;
 }
 
@@ -210,6 +223,7 @@ pf_seq_reset(struct pf_seq *s)
 	 * stay until replaced (as in Perfetto's trace processor). */
 	pf_map_clear(&s->names);
 	pf_strmap_clear(&s->cats);
+	pf_map_clear(&s->cat_ids);
 	pf_strmap_clear(&s->dnames);
 	pf_strmap_clear(&s->dvals);
 	s->gen++;
@@ -224,26 +238,47 @@ pf_seq_free(struct pf_seq *s)
 	free(s->def_dextra);
 	pf_map_free(&s->names);
 	pf_map_free(&s->cats);
+	pf_map_free(&s->cat_ids);
 	pf_map_free(&s->dnames);
 	pf_map_free(&s->dvals);
 	free(s);
 }
 
+/* The slot of @uuid in the track cache. */
+static struct pf_track **
+pf_track_cached(struct pf_ctx *c, uint64_t uuid)
+{
+	return &c->tcache[(uuid * 0x9E3779B97F4A7C15ULL) >> (64 - PF_TCACHE_BITS)];
+}
+
+/* The track @uuid, NULL when none was made. */
+static struct pf_track *
+pf_track_find(struct pf_ctx *c, uint64_t uuid)
+{
+	struct pf_track **ct = pf_track_cached(c, uuid);
+	uint64_t v;
+
+	if (*ct && (*ct)->uuid == uuid)
+		return *ct;
+	if (!pf_map_get(&c->tracks, uuid, &v))
+		return NULL;
+	return *ct = (struct pf_track *)(uintptr_t)v;
+}
+
 static struct pf_track *
 pf_track_get(struct pf_ctx *c, uint64_t uuid, bool *created)
 {
-	bool cr;
-	uint64_t *slot = pf_map_slot(&c->tracks, uuid, &cr);
-	struct pf_track *t;
+	struct pf_track *t = pf_track_find(c, uuid);
 
 	if (created)
-		*created = cr;
-	if (!cr)
-		return (struct pf_track *)(uintptr_t)*slot;
+		*created = !t;
+	if (t)
+		return t;
 	t = tc_xcalloc(1, sizeof(*t));
 	t->uuid = uuid;
 	t->kind = uuid ? PF_TRK_NAMED : PF_TRK_GLOBAL;
-	*slot = (uintptr_t)t;
+	*pf_map_slot(&c->tracks, uuid, NULL) = (uintptr_t)t;
+	*pf_track_cached(c, uuid) = t;
 	return t;
 }
 
@@ -608,8 +643,11 @@ pf_interned(struct pf_ctx *c, struct pf_seq *s, const Perfetto__Protos__Interned
 	}
 	for (i = 0; i < d->n_event_categories; i++) {
 		const char *n = d->event_categories[i]->name;
+		uint64_t iid = d->event_categories[i]->iid, v;
 
-		pf_strmap_put(&s->cats, d->event_categories[i]->iid, n, n ? strlen(n) : 0);
+		pf_strmap_put(&s->cats, iid, n, n ? strlen(n) : 0);
+		if (pf_map_get(&s->cat_ids, iid, &v))	/* redefined: intern again */
+			*pf_map_slot(&s->cat_ids, iid, NULL) = PF_NO_ID;
 	}
 	for (i = 0; i < d->n_debug_annotation_names; i++) {
 		const char *n = d->debug_annotation_names[i]->name;
@@ -679,16 +717,18 @@ pf_annot_value(struct pf_seq *s, const PfAnnot *a, int depth)
 	return json_null();
 }
 
-/* The debug annotations as a JSON object text (malloc'd), NULL when none. */
+/*
+ * The debug annotations as a JSON object text (malloc'd), NULL when none,
+ * built with jansson: the reference for pf_args_fast(), and what takes the
+ * annotations it does not.
+ */
 static char *
-pf_args(struct pf_seq *s, const PfEvent *te)
+pf_args_json(struct pf_seq *s, const PfEvent *te)
 {
 	json_t *o;
 	char *txt;
 	size_t i;
 
-	if (!te->n_debug_annotations)
-		return NULL;
 	o = json_object();
 	for (i = 0; i < te->n_debug_annotations; i++) {
 		const PfAnnot *a = te->debug_annotations[i];
@@ -703,6 +743,225 @@ pf_args(struct pf_seq *s, const PfEvent *te)
 	txt = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(o);
 	return txt;
+}
+
+/*
+ * @str as a JSON string the way json_dumps(JSON_ENSURE_ASCII) writes it,
+ * appended to @b; false when it holds a byte >= 0x80 (UTF-8 validation and
+ * \u escapes are left to jansson).
+ */
+static bool
+pf_json_str(struct tc_buf *b, const char *str)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *p = (const unsigned char *)str, *run = p;
+
+	tc_buf_addc(b, '"');
+	for (;; p++) {
+		const char *esc = NULL;
+		char u[7];
+
+		if (*p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80)
+			continue;
+		if (*p >= 0x80)
+			return false;
+		tc_buf_add(b, run, (size_t)(p - run));
+		if (!*p)
+			break;
+		switch (*p) {
+		case '"':
+			esc = "\\\"";
+			break;
+		case '\\':
+			esc = "\\\\";
+			break;
+		case '\b':
+			esc = "\\b";
+			break;
+		case '\f':
+			esc = "\\f";
+			break;
+		case '\n':
+			esc = "\\n";
+			break;
+		case '\r':
+			esc = "\\r";
+			break;
+		case '\t':
+			esc = "\\t";
+			break;
+		default:
+			memcpy(u, "\\u00", 4);
+			u[4] = hex[*p >> 4];
+			u[5] = hex[*p & 15];
+			u[6] = '\0';
+			esc = u;
+			break;
+		}
+		tc_buf_adds(b, esc);
+		run = p + 1;
+	}
+	tc_buf_addc(b, '"');
+	return true;
+}
+
+static void
+pf_json_int(struct tc_buf *b, int64_t v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	tc_buf_add(b, p, (size_t)(buf + sizeof(buf) - p));
+}
+
+/*
+ * A finite double as jansson 2.14 built without dtoa writes it: "%.17g",
+ * ".0" appended when that has neither '.' nor 'e', and the exponent's '+'
+ * and leading zeros dropped.  pf_args_probe() checks that the jansson we
+ * run with agrees before pf_args_fast() relies on it.
+ */
+static void
+pf_json_real(struct tc_buf *b, double v)
+{
+	char buf[40], *e;
+	int n = snprintf(buf, sizeof(buf), "%.17g", v);
+
+	if (!strchr(buf, '.') && !strchr(buf, 'e')) {
+		memcpy(buf + n, ".0", 3);
+		n += 2;
+	}
+	e = strchr(buf, 'e');
+	if (e) {
+		char *start = e + 1, *end = e + 2;
+
+		if (*start == '-')
+			start++;
+		while (*end == '0')
+			end++;
+		if (end != start) {
+			memmove(start, end, (size_t)(buf + n + 1 - end));
+			n -= (int)(end - start);
+		}
+	}
+	tc_buf_add(b, buf, (size_t)n);
+}
+
+/* Whether pf_json_real() (@real) or pf_json_int() writes @v as jansson does. */
+static bool
+pf_args_same(double v, bool real)
+{
+	json_t *j = real ? json_real(v) : json_integer((json_int_t)v);
+	char *txt = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT | JSON_ENSURE_ASCII);
+	struct tc_buf b;
+	bool same;
+
+	tc_buf_init(&b);
+	if (real)
+		pf_json_real(&b, v);
+	else
+		pf_json_int(&b, (int64_t)v);
+	same = txt && b.data && !strcmp(txt, b.data);
+	tc_buf_free(&b);
+	free(txt);
+	json_decref(j);
+	return same;
+}
+
+/* Whether pf_json_int/pf_json_real write what the jansson we run with writes. */
+static bool
+pf_args_probe(void)
+{
+	static const double v[] = { 0.0, -0.0, 1.0, -2.5, 0.1, 48.211, 1275.5, 1e20, 1e-5,
+				    1.5e300, -3.25e-300, 123456789012345680.0, 1.0 / 3.0 };
+	size_t i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (!pf_args_same(v[i], true))
+			return false;
+	return pf_args_same(-1025.0, false) && pf_args_same(4294967296.0, false);
+}
+
+/*
+ * The debug annotations' JSON object text into @b without building jansson
+ * values, byte for byte what pf_args_json() gives, for flat annotations
+ * with distinct ASCII names and scalar values (bool, int, uint, double,
+ * string, interned string, pointer).  Return: false when the annotations
+ * need pf_args_json() (nested dicts or arrays, legacy JSON, non-ASCII text,
+ * repeated names, non-finite doubles, doubles when @fast_real is false).
+ */
+static bool
+pf_args_fast(struct pf_seq *s, const PfEvent *te, bool fast_real, struct tc_buf *b)
+{
+	const char *names[16];
+	size_t i, j;
+
+	if (te->n_debug_annotations > sizeof(names) / sizeof(names[0]))
+		return false;
+	tc_buf_addc(b, '{');
+	for (i = 0; i < te->n_debug_annotations; i++) {
+		const PfAnnot *a = te->debug_annotations[i];
+		const char *n = a->name ? a->name :
+				a->has_name_iid ? pf_strmap_get(&s->dnames, a->name_iid) : NULL;
+
+		if (a->n_dict_entries || a->n_array_values)
+			return false;
+		names[i] = n ? n : "arg";
+		for (j = 0; j < i; j++)
+			if (!strcmp(names[j], names[i]))
+				return false;	/* jansson keeps the first place, the last value */
+		if (i)
+			tc_buf_addc(b, ',');
+		if (!pf_json_str(b, names[i]))
+			return false;
+		tc_buf_addc(b, ':');
+		if (a->has_bool_value) {
+			tc_buf_adds(b, a->bool_value ? "true" : "false");
+		} else if (a->has_uint_value) {
+			pf_json_int(b, (int64_t)a->uint_value);
+		} else if (a->has_int_value) {
+			pf_json_int(b, a->int_value);
+		} else if (a->has_double_value) {
+			if (!fast_real || !isfinite(a->double_value))
+				return false;	/* jansson drops NaN and infinities */
+			pf_json_real(b, a->double_value);
+		} else if (a->string_value) {
+			if (!pf_json_str(b, a->string_value))
+				return false;
+		} else if (a->has_string_value_iid) {
+			const char *v = pf_strmap_get(&s->dvals, a->string_value_iid);
+
+			if (!v)
+				tc_buf_adds(b, "null");
+			else if (!pf_json_str(b, v))
+				return false;
+		} else if (a->has_pointer_value) {
+			tc_buf_printf(b, "\"0x%" PRIx64 "\"", a->pointer_value);
+		} else if (a->legacy_json_value) {
+			return false;
+		} else {
+			tc_buf_adds(b, "null");
+		}
+	}
+	tc_buf_addc(b, '}');
+	return true;
+}
+
+/* The debug annotations as a JSON object text (malloc'd), NULL when none. */
+static char *
+pf_args(struct pf_ctx *c, struct pf_seq *s, const PfEvent *te)
+{
+	if (!te->n_debug_annotations)
+		return NULL;
+	tc_buf_reset(&c->args);
+	if (pf_args_fast(s, te, c->fast_real, &c->args))
+		return tc_xstrndup(c->args.data, c->args.len);
+	return pf_args_json(s, te);
 }
 
 /* ---- events and flows ---- */
@@ -887,15 +1146,13 @@ pf_add(struct pf_ctx *c, int unit, int kind, int64_t ts, int64_t dur, uint32_t n
 static void
 pf_counter_value(struct pf_ctx *c, struct pf_seq *s, uint64_t uuid, double v, int64_t ts)
 {
-	uint64_t tv;
-	struct pf_track *t;
+	struct pf_track *t = pf_track_find(c, uuid);
 
-	if (!pf_map_get(&c->tracks, uuid, &tv)) {
+	if (!t) {
 		st_writer_count_bad(c->w, "%s: counter value for undeclared track %" PRIu64,
 				    c->name, uuid);
 		return;
 	}
-	t = (struct pf_track *)(uintptr_t)tv;
 	if (t->kind != PF_TRK_COUNTER) {
 		st_writer_count_bad(c->w, "%s: counter value on non-counter track %" PRIu64,
 				    c->name, uuid);
@@ -998,8 +1255,20 @@ pf_event_cat(struct pf_ctx *c, struct pf_seq *s, const PfEvent *te)
 
 	if (te->n_categories == 1 && !te->n_category_iids)
 		return pf_intern(c, te->categories[0]);
-	if (!te->n_categories && te->n_category_iids == 1)
-		return pf_intern(c, pf_strmap_get(&s->cats, te->category_iids[0]));
+	if (!te->n_categories && te->n_category_iids == 1) {
+		/* interned once per (sequence, iid), on first use */
+		const char *n;
+		uint64_t *slot, v;
+
+		if (pf_map_get(&s->cat_ids, te->category_iids[0], &v) && v != PF_NO_ID)
+			return (uint32_t)v;
+		n = pf_strmap_get(&s->cats, te->category_iids[0]);
+		if (!n)
+			return 0;
+		slot = pf_map_slot(&s->cat_ids, te->category_iids[0], NULL);
+		*slot = pf_intern(c, n);
+		return (uint32_t)*slot;
+	}
 	if (!te->n_categories && !te->n_category_iids)
 		return 0;
 	tc_buf_init(&b);
@@ -1177,10 +1446,10 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	cat = pf_event_cat(c, s, te);
 	switch (type) {
 	case PF_TE_BEGIN:
-		pf_slice_begin(c, t, te, ts, name, cat, pf_args(s, te));
+		pf_slice_begin(c, t, te, ts, name, cat, pf_args(c, s, te));
 		return;
 	case PF_TE_INSTANT:
-		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args(s, te));
+		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args(c, s, te));
 		return;
 	}
 	if (!le || !le->has_phase) {
@@ -1191,10 +1460,10 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	switch (le->phase) {
 	case 'X':
 		pf_event_now(c, t, te, ST_EV_SLICE, ts, le->duration_us * 1000, name, cat,
-			     pf_args(s, te));
+			     pf_args(c, s, te));
 		break;
 	case 'B':
-		pf_slice_begin(c, t, te, ts, name, cat, pf_args(s, te));
+		pf_slice_begin(c, t, te, ts, name, cat, pf_args(c, s, te));
 		break;
 	case 'E':
 		pf_slice_end(c, t, te, ts);
@@ -1202,7 +1471,7 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	case 'b':
 	case 'S':
 		pf_slice_begin(c, pf_async_track(c, t, le, name), te, ts, name, cat,
-			       pf_args(s, te));
+			       pf_args(c, s, te));
 		break;
 	case 'e':
 	case 'F':
@@ -1212,12 +1481,12 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	case 'T':
 	case 'p':
 		pf_event_now(c, pf_async_track(c, t, le, name), te, ST_EV_INSTANT, ts, 0, name,
-			     cat, pf_args(s, te));
+			     cat, pf_args(c, s, te));
 		break;
 	case 'i':
 	case 'I':
 	case 'R':
-		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args(s, te));
+		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args(c, s, te));
 		break;
 	default:
 		/* object (N/O/D), metadata, sample and memory-dump phases: not
@@ -1304,12 +1573,26 @@ out:
 static int
 pf_packet(struct pf_ctx *c, const uint8_t *data, size_t len, uint64_t off)
 {
-	PfPacket *p;
+	PfPacket fast, *p = NULL;
 	struct pf_seq *s;
 	int64_t ts;
 	int ret = 0;
 
-	p = perfetto__protos__trace_packet__unpack(&c->alloc[c->depth], len, data);
+	/*
+	 * The hand decoder takes TrackEvents and interned data; the rest
+	 * (descriptors, clock snapshots, defaults, odd encodings) goes through
+	 * protobuf-c.  Both allocate from this depth's arena only, so there is
+	 * nothing to free but the arena.
+	 */
+	switch (pf_dec_packet(&c->arena[c->depth], data, len, &fast)) {
+	case PF_DEC_OK:
+		p = &fast;
+		break;
+	case PF_DEC_SLOW:
+		tc_arena_reset(&c->arena[c->depth]);
+		p = perfetto__protos__trace_packet__unpack(&c->alloc[c->depth], len, data);
+		break;
+	}
 	if (!p) {
 		tc_arena_reset(&c->arena[c->depth]);
 		if (!c->packets)
@@ -1376,7 +1659,6 @@ pf_packet(struct pf_ctx *c, const uint8_t *data, size_t len, uint64_t off)
 	if (p->track_event)
 		pf_track_event(c, s, p, ts);
 out:
-	perfetto__protos__trace_packet__free_unpacked(p, &c->alloc[c->depth]);
 	tc_arena_reset(&c->arena[c->depth]);
 	return ret;
 }
@@ -1512,8 +1794,26 @@ pf_ctx_free(struct pf_ctx *c)
 	free(c->hseq);
 	free(c->edges);
 	free(c->ops);
+	tc_buf_free(&c->args);
 	for (i = 0; i <= PF_MAX_DEPTH; i++)
 		tc_arena_free(&c->arena[i]);
+}
+
+/* "flow <id>" into @label (>= 26 bytes), as snprintf would, without it. */
+static void
+pf_flow_label(char *label, uint64_t id)
+{
+	char digits[20], *p = digits + sizeof(digits);
+	size_t n;
+
+	do {
+		*--p = (char)('0' + id % 10);
+		id /= 10;
+	} while (id);
+	n = (size_t)(digits + sizeof(digits) - p);
+	memcpy(label, "flow ", 5);
+	memcpy(label + 5, p, n);
+	label[5 + n] = '\0';
 }
 
 /* End of input: close open slices at the last timestamp, then write flow edges. */
@@ -1538,7 +1838,7 @@ pf_finish(struct pf_ctx *c)
 
 		if (src <= 0 || dst <= 0)
 			continue;
-		snprintf(label, sizeof(label), "flow %" PRIu64, c->edges[e].id);
+		pf_flow_label(label, c->edges[e].id);
 		st_edge_add(c->w, src, dst, ST_EDGE_FLOW, label);
 	}
 }
@@ -1607,6 +1907,8 @@ ing_perfetto_read(struct st_writer *w, struct tc_input *in, const struct ing_opt
 	pf_map_init(&c.procs);
 	pf_map_init(&c.flows);
 	pf_map_init(&c.lflows);
+	tc_buf_init(&c.args);
+	c.fast_real = pf_args_probe();
 	buf = tc_xmalloc(cap);
 
 	for (;;) {

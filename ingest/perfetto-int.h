@@ -46,6 +46,29 @@ size_t pf_varint(const uint8_t *p, const uint8_t *end, uint64_t *v);
 /* pf_put_varint - encode @v into @out (>= 10 bytes); bytes written. */
 size_t pf_put_varint(uint8_t *out, uint64_t v);
 
+/* pf_dec_packet() results */
+enum {
+	PF_DEC_BAD = -1,	/* malformed: protobuf-c rejects it too */
+	PF_DEC_OK = 0,
+	PF_DEC_SLOW = 1,	/* not for the fast path: unpack it with protobuf-c */
+};
+
+/*
+ * pf_dec_packet - decode the TracePacket [@data, @data + @len) into *@pk
+ * without protobuf-c's generic unpack (ing-perfetto-dec.c).  Strings,
+ * arrays and submessages come from @a (release them with tc_arena_reset());
+ * compressed_packets and interned string bytes point into @data, which must
+ * outlive *@pk.  Nothing else to free.
+ * Return: PF_DEC_OK with *@pk filled as protobuf-c would fill it;
+ * PF_DEC_SLOW for a packet the fast path leaves to protobuf-c (clock
+ * snapshots, descriptors, defaults, unusual encodings); PF_DEC_BAD for a
+ * malformed one (truncated varint or fixed field, a length past the end of
+ * its message, a group or reserved wire type).  *@pk is unusable unless
+ * PF_DEC_OK.
+ */
+int pf_dec_packet(struct tc_arena *a, const uint8_t *data, size_t len,
+		  Perfetto__Protos__TracePacket *pk);
+
 /*
  * pf_export_pftrace - write the finished trace store @db as a plain Perfetto
  * trace to @out: one TrackDescriptor per device (process) and unit (thread,

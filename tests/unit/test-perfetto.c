@@ -11,11 +11,15 @@
  * tests/data/perfetto/small.pftrace was made).
  */
 #include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sqlite3.h>
 #include <zlib.h>
+#include <jansson.h>
 #include "tests/tap.h"
 #include "store/library.h"
 #include "ingest/ingest.h"
@@ -488,6 +492,674 @@ test_bad_input(const struct tc_buf *good)
 	tc_buf_free(&b);
 }
 
+/* ---- the hand decoder (ing-perfetto-dec.c) against protobuf-c ---- */
+
+/* Whether protobuf-c messages @a and @b hold the same known fields
+ * (unknown fields are not compared: the hand decoder does not keep them). */
+static bool
+msg_eq(const ProtobufCMessage *a, const ProtobufCMessage *b)
+{
+	const ProtobufCMessageDescriptor *d = a->descriptor;
+	unsigned i;
+
+	if (a->descriptor != b->descriptor)
+		return false;
+	for (i = 0; i < d->n_fields; i++) {
+		const ProtobufCFieldDescriptor *f = &d->fields[i];
+		const char *pa = (const char *)a + f->offset, *pb = (const char *)b + f->offset;
+		size_t n = 1, k, size;
+
+		if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+			n = *(const size_t *)((const char *)a + f->quantifier_offset);
+			if (n != *(const size_t *)((const char *)b + f->quantifier_offset))
+				return false;
+			pa = *(const char *const *)pa;
+			pb = *(const char *const *)pb;
+		} else if (f->quantifier_offset &&
+			   *(const protobuf_c_boolean *)((const char *)a + f->quantifier_offset) !=
+			   *(const protobuf_c_boolean *)((const char *)b + f->quantifier_offset)) {
+			return false;
+		}
+		switch (f->type) {
+		case PROTOBUF_C_TYPE_STRING:
+			size = sizeof(char *);
+			break;
+		case PROTOBUF_C_TYPE_BYTES:
+			size = sizeof(ProtobufCBinaryData);
+			break;
+		case PROTOBUF_C_TYPE_MESSAGE:
+			size = sizeof(ProtobufCMessage *);
+			break;
+		case PROTOBUF_C_TYPE_INT64:
+		case PROTOBUF_C_TYPE_UINT64:
+		case PROTOBUF_C_TYPE_SINT64:
+		case PROTOBUF_C_TYPE_FIXED64:
+		case PROTOBUF_C_TYPE_SFIXED64:
+		case PROTOBUF_C_TYPE_DOUBLE:
+			size = 8;
+			break;
+		default:
+			size = 4;
+			break;
+		}
+		for (k = 0; k < n; k++) {
+			const void *x = pa + k * size, *y = pb + k * size;
+
+			if (f->type == PROTOBUF_C_TYPE_STRING) {
+				const char *sx = *(char *const *)x, *sy = *(char *const *)y;
+
+				if (!sx != !sy || (sx && strcmp(sx, sy)))
+					return false;
+			} else if (f->type == PROTOBUF_C_TYPE_BYTES) {
+				const ProtobufCBinaryData *bx = x, *by = y;
+
+				if (bx->len != by->len || (bx->len && memcmp(bx->data, by->data, bx->len)))
+					return false;
+			} else if (f->type == PROTOBUF_C_TYPE_MESSAGE) {
+				const ProtobufCMessage *mx = *(ProtobufCMessage *const *)x;
+				const ProtobufCMessage *my = *(ProtobufCMessage *const *)y;
+
+				if (!mx != !my || (mx && !msg_eq(mx, my)))
+					return false;
+			} else if (memcmp(x, y, size)) {
+				return false;
+			}
+		}
+	}
+	return true;
+}
+
+struct dec_tally {
+	size_t ok, slow, bad, mismatch;
+};
+
+/*
+ * Decode one packet both ways.  The hand decoder must agree with
+ * protobuf-c: PF_DEC_OK only where protobuf-c decodes the same values,
+ * PF_DEC_BAD only where protobuf-c fails too.  Return the decoder's answer.
+ */
+static int
+dec_vs_protobufc(struct tc_arena *a, const uint8_t *data, size_t len, struct dec_tally *t)
+{
+	Perfetto__Protos__TracePacket fast;
+	Perfetto__Protos__TracePacket *ref;
+	int rc = pf_dec_packet(a, data, len, &fast);
+
+	ref = perfetto__protos__trace_packet__unpack(NULL, len, data);
+	if (rc == PF_DEC_OK) {
+		t->ok++;
+		if (!ref || !msg_eq(&fast.base, &ref->base))
+			t->mismatch++;
+	} else if (rc == PF_DEC_BAD) {
+		t->bad++;
+		if (ref)
+			t->mismatch++;
+	} else {
+		t->slow++;
+	}
+	perfetto__protos__trace_packet__free_unpacked(ref, NULL);
+	tc_arena_reset(a);
+	return rc;
+}
+
+/* A tiny protobuf writer for hand-made packets. */
+static void
+w_tag(struct tc_buf *b, unsigned field, unsigned wt)
+{
+	uint8_t v[10];
+
+	tc_buf_add(b, v, pf_put_varint(v, (uint64_t)field << 3 | wt));
+}
+
+static void
+w_varint(struct tc_buf *b, unsigned field, uint64_t x)
+{
+	uint8_t v[10];
+
+	w_tag(b, field, 0);
+	tc_buf_add(b, v, pf_put_varint(v, x));
+}
+
+static void
+w_fixed64(struct tc_buf *b, unsigned field, uint64_t x)
+{
+	uint8_t v[8];
+	int i;
+
+	w_tag(b, field, 1);
+	for (i = 0; i < 8; i++)
+		v[i] = (uint8_t)(x >> (8 * i));
+	tc_buf_add(b, v, 8);
+}
+
+static void
+w_bytes(struct tc_buf *b, unsigned field, const void *p, size_t n)
+{
+	uint8_t v[10];
+
+	w_tag(b, field, 2);
+	tc_buf_add(b, v, pf_put_varint(v, n));
+	tc_buf_add(b, p, n);
+}
+
+/* Every wire type as an unknown field (numbers 900-903, unused in our schema). */
+static void
+w_unknowns(struct tc_buf *b)
+{
+	static const uint8_t four[4] = { 1, 2, 3, 4 };
+
+	w_varint(b, 900, 0xffffffffffffffffULL);
+	w_fixed64(b, 901, 0x0102030405060708ULL);
+	w_bytes(b, 902, "\x08\x01\xff", 3);	/* not parsed: may hold anything */
+	w_tag(b, 903, 5);
+	tc_buf_add(b, four, 4);
+}
+
+static void
+test_decoder_cases(void)
+{
+	struct tc_arena a;
+	struct dec_tally t = { 0 };
+	struct tc_buf te, le, an, pk, x;
+	Perfetto__Protos__TracePacket p;
+	Perfetto__Protos__TrackEvent *e;
+	uint8_t packed[64];
+	size_t n;
+	int rc;
+	double d = -2.5;
+	uint64_t dbits;
+
+	tc_arena_init(&a, 4096);
+	tc_buf_init(&te);
+	tc_buf_init(&le);
+	tc_buf_init(&an);
+	tc_buf_init(&pk);
+	tc_buf_init(&x);
+
+	/* a debug annotation with unknown fields of every wire type */
+	w_unknowns(&an);
+	w_bytes(&an, 10, "k", 1);
+	w_varint(&an, 4, (uint64_t)-7);		/* int64 -7: a 10-byte varint */
+	/* the legacy event: negative int32 phase-like fields */
+	w_varint(&le, 2, 'X');
+	w_varint(&le, 3, (uint64_t)-3);
+	w_varint(&le, 18, (uint64_t)(int64_t)-1);	/* pid_override int32 -1 */
+	w_unknowns(&le);
+	/* the TrackEvent */
+	w_varint(&te, 9, 3);
+	w_unknowns(&te);
+	n = pf_put_varint(packed, 1);		/* category_iids packed [1, 300] ... */
+	n += pf_put_varint(packed + n, 300);
+	w_bytes(&te, 3, packed, n);
+	w_varint(&te, 3, 7);			/* ... then one unpacked: 7 */
+	w_fixed64(&te, 47, 0xfedcba9876543210ULL);	/* flow_ids: one unpacked fixed64 */
+	memset(packed, 0, 16);			/* ... then two packed: 1, 2 */
+	packed[0] = 1;
+	packed[8] = 2;
+	w_bytes(&te, 47, packed, 16);
+	memcpy(&dbits, &d, 8);
+	w_fixed64(&te, 46, dbits);		/* extra_double_counter_values -2.5 */
+	n = pf_put_varint(packed, (uint64_t)-5);	/* extra_counter_values packed [-5, 6] */
+	n += pf_put_varint(packed + n, 6);
+	w_bytes(&te, 12, packed, n);
+	w_varint(&te, 1, (uint64_t)-20);	/* timestamp_delta_us -20 */
+	w_bytes(&te, 4, an.data, an.len);
+	w_bytes(&te, 6, le.data, le.len);
+	w_bytes(&te, 23, "nm", 2);
+	w_bytes(&te, 2000, "\x0a\x00", 2);	/* a typed extension */
+	/* the packet */
+	w_varint(&pk, 10, 5);
+	w_unknowns(&pk);
+	w_varint(&pk, 8, 123456789012ULL);
+	w_bytes(&pk, 11, te.data, te.len);
+	w_varint(&pk, 13, 2);
+	w_varint(&pk, 41, 0x40);		/* bools: any set bit is true ... */
+	w_varint(&pk, 42, 0x80);		/* ... also past the first byte */
+	w_varint(&pk, 87, 0);
+
+	rc = pf_dec_packet(&a, (const uint8_t *)pk.data, pk.len, &p);
+	is_int(rc, PF_DEC_OK, "decoder: unknown fields of every wire type are skipped");
+	e = p.track_event;
+	ok(e && p.has_trusted_packet_sequence_id && p.trusted_packet_sequence_id == 5 &&
+	   p.has_timestamp && p.timestamp == 123456789012ULL && p.sequence_flags == 2,
+	   "decoder: packet scalars");
+	ok(p.has_incremental_state_cleared && p.incremental_state_cleared == 1 &&
+	   p.has_previous_packet_dropped && p.previous_packet_dropped == 1 &&
+	   p.has_first_packet_on_sequence && p.first_packet_on_sequence == 0, "decoder: bools");
+	ok(e && e->type == 3 && e->name && !strcmp(e->name, "nm"), "decoder: type and name");
+	ok(e && e->n_category_iids == 3 && e->category_iids[0] == 1 &&
+	   e->category_iids[1] == 300 && e->category_iids[2] == 7,
+	   "decoder: packed then unpacked repeated varints append in order");
+	ok(e && e->n_flow_ids == 3 && e->flow_ids[0] == 0xfedcba9876543210ULL &&
+	   e->flow_ids[1] == 1 && e->flow_ids[2] == 2, "decoder: fixed64 flow ids, both encodings");
+	ok(e && e->n_extra_double_counter_values == 1 &&
+	   e->extra_double_counter_values[0] == -2.5, "decoder: double element");
+	ok(e && e->n_extra_counter_values == 2 && e->extra_counter_values[0] == -5 &&
+	   e->extra_counter_values[1] == 6, "decoder: negative int64 in a packed run");
+	ok(e && e->has_timestamp_delta_us && e->timestamp_delta_us == -20,
+	   "decoder: negative int64 varint");
+	ok(e && e->legacy_event && e->legacy_event->phase == 'X' &&
+	   e->legacy_event->duration_us == -3 && e->legacy_event->has_pid_override &&
+	   e->legacy_event->pid_override == -1, "decoder: legacy event, negative int32");
+	ok(e && e->n_debug_annotations == 1 && e->debug_annotations[0]->has_int_value &&
+	   e->debug_annotations[0]->int_value == -7 && e->debug_annotations[0]->name &&
+	   !strcmp(e->debug_annotations[0]->name, "k"), "decoder: debug annotation");
+	tc_arena_reset(&a);
+	dec_vs_protobufc(&a, (const uint8_t *)pk.data, pk.len, &t);
+	is_int(t.mismatch, 0, "decoder: the same packet as protobuf-c decodes it");
+
+	/* malformed: every one must be PF_DEC_BAD, and protobuf-c must reject it too */
+	{
+		static const struct {
+			const char *name;
+			const char *data;
+			size_t len;
+		} bad[] = {
+			{ "truncated varint", "\x40\xff\xff", 3 },
+			{ "varint of 11 bytes", "\x40\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12 },
+			{ "tag of 6 bytes", "\xf8\xff\xff\xff\xff\x00\x00", 7 },
+			{ "length past the end", "\x5a\x05\x48\x01", 4 },
+			{ "length past the end of a submessage", "\x5a\x03\xba\x01\x09", 5 },
+			{ "truncated fixed64", "\x5a\x05\xf9\x02\x01\x02\x03", 7 },
+			{ "packed fixed64 not a multiple of 8", "\x5a\x05\xfa\x02\x02\x01\x02", 7 },
+			{ "truncated packed varint", "\x5a\x03\x1a\x01\x80", 5 },
+			{ "group wire type 3", "\x0b\x0c", 2 },
+			{ "wire type 7", "\x0f\x00", 2 },
+			{ "fixed32 cut short", "\x0d\x01\x02", 3 },
+		};
+		size_t i;
+
+		for (i = 0; i < TC_ARRAY_SIZE(bad); i++) {
+			struct dec_tally tb = { 0 };
+
+			rc = dec_vs_protobufc(&a, (const uint8_t *)bad[i].data, bad[i].len, &tb);
+			if (!ok(rc == PF_DEC_BAD && !tb.mismatch, "decoder rejects: %s", bad[i].name))
+				printf("#   got %d, protobuf-c disagrees: %zu\n", rc, tb.mismatch);
+		}
+	}
+	/* left to protobuf-c */
+	{
+		static const struct {
+			const char *name;
+			const char *data;
+			size_t len;
+		} slow[] = {
+			{ "clock snapshot", "\x32\x00", 2 },
+			{ "track descriptor", "\xe2\x03\x00", 3 },
+			{ "track_event given twice", "\x5a\x00\x5a\x00", 4 },
+			{ "known field, other wire type", "\x41\x01\x02\x03\x04\x05\x06\x07\x08", 9 },
+			{ "field number 0", "\x00\x01", 2 },
+		};
+		size_t i;
+
+		for (i = 0; i < TC_ARRAY_SIZE(slow); i++) {
+			struct dec_tally ts = { 0 };
+
+			rc = dec_vs_protobufc(&a, (const uint8_t *)slow[i].data, slow[i].len, &ts);
+			is_int(rc, PF_DEC_SLOW, slow[i].name);
+		}
+	}
+	tc_buf_free(&te);
+	tc_buf_free(&le);
+	tc_buf_free(&an);
+	tc_buf_free(&pk);
+	tc_buf_free(&x);
+	tc_arena_free(&a);
+}
+
+/* xorshift64*: deterministic mutations */
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1DULL;
+}
+
+/*
+ * Every packet of the Trace @data (plain protobuf), decoded both ways, plus
+ * @mutations damaged copies of each of the first @mutate packets.
+ */
+static void
+dec_trace(const uint8_t *data, size_t len, size_t mutate, int mutations, const char *what,
+	  double want_fast)
+{
+	struct tc_arena a;
+	struct dec_tally t = { 0 }, tm = { 0 };
+	const uint8_t *p = data, *end = data + len;
+	uint64_t seed = 0x9e3779b97f4a7c15ULL;
+	uint8_t *m = NULL;
+	size_t packets = 0;
+
+	tc_arena_init(&a, 64 << 10);
+	while (p < end && *p == 0x0a) {
+		uint64_t plen;
+		size_t h = pf_varint(p + 1, end, &plen);
+		int k;
+
+		if (!h || plen > (uint64_t)(end - p - 1 - h))
+			break;
+		p += 1 + h;
+		dec_vs_protobufc(&a, p, (size_t)plen, &t);
+		for (k = 0; packets < mutate && k < mutations; k++) {
+			size_t ml = (size_t)plen, at;
+
+			m = realloc(m, ml + 2);
+			memcpy(m, p, ml);
+			at = ml ? rnd(&seed) % ml : 0;
+			switch (rnd(&seed) % 5) {
+			case 0:		/* flip a bit */
+				if (ml)
+					m[at] ^= (uint8_t)(1u << (rnd(&seed) % 8));
+				break;
+			case 1:		/* any byte */
+				if (ml)
+					m[at] = (uint8_t)rnd(&seed);
+				break;
+			case 2:		/* cut short */
+				ml = at;
+				break;
+			case 3:		/* one byte more */
+				memmove(m + at + 1, m + at, ml - at);
+				m[at] = (uint8_t)rnd(&seed);
+				ml++;
+				break;
+			default:	/* a continuation bit where a varint may end */
+				if (ml)
+					m[at] |= 0x80;
+				break;
+			}
+			dec_vs_protobufc(&a, m, ml, &tm);
+		}
+		p += plen;
+		packets++;
+	}
+	ok(p == end, "%s: %zu packets walked", what, packets);
+	is_int(t.mismatch, 0, "decoder agrees with protobuf-c on every packet");
+	printf("# %s: %zu fast, %zu left to protobuf-c, %zu malformed\n", what, t.ok, t.slow,
+	       t.bad);
+	ok(t.ok >= want_fast * (double)packets, "%s: the fast path takes >= %.0f%% of the packets",
+	   what, want_fast * 100);
+	if (mutations) {
+		is_int(tm.mismatch, 0, "decoder agrees with protobuf-c on mutated packets");
+		printf("# mutated: %zu fast, %zu left to protobuf-c, %zu malformed\n", tm.ok, tm.slow,
+		       tm.bad);
+		ok(tm.bad > 0 && tm.ok > 0, "mutations reach both verdicts");
+	}
+	free(m);
+	tc_arena_free(&a);
+}
+
+/* The shared Chrome capture, when ../shared is there. */
+static void
+dec_shared_trace(void)
+{
+	const char *sh = getenv("NX_SHARED");
+	char path[512];
+	struct tc_input *in = NULL;
+	struct tc_err err = { 0 };
+	struct tc_buf b;
+	char chunk[1 << 16];
+	long n;
+
+	snprintf(path, sizeof(path), "%s/traces/mspt_chrome_gzipped.pftrace", sh ? sh : "../shared");
+	if (access(path, R_OK) || tc_input_open(&in, path, &err)) {
+		ok(1, "# SKIP no ../shared/traces: the Chrome capture is not checked");
+		return;
+	}
+	tc_buf_init(&b);
+	while ((n = tc_input_read(in, chunk, sizeof(chunk), &err)) > 0)
+		tc_buf_add(&b, chunk, (size_t)n);
+	tc_input_close(in);
+	dec_trace((const uint8_t *)b.data, b.len, 20000, 3, "mspt_chrome", 0.95);
+	tc_buf_free(&b);
+}
+
+/* ---- debug annotations: the fast args writer against jansson ---- */
+
+typedef Perfetto__Protos__DebugAnnotation Annot;
+
+/* One INSTANT named @name with annotations @an[0..n) on sequence 1 (interned state set up). */
+static void
+put_args_event(struct tc_buf *b, const char *name, Annot **an, size_t n)
+{
+	Pkt p = pkt(1);
+	Ev te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+
+	p.has_timestamp = 1;
+	p.timestamp = 1000;
+	p.has_sequence_flags = 1;
+	p.sequence_flags = 2;
+	te.has_type = 1;
+	te.type = 3;
+	te.name = (char *)name;
+	te.n_debug_annotations = n;
+	te.debug_annotations = an;
+	p.track_event = &te;
+	put(b, &p, NULL, 0);
+}
+
+static void
+test_args(void)
+{
+	Annot a[12], *ap[12], d1 = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT, *dp[1] = { &d1 };
+	Perfetto__Protos__InternedData id = PERFETTO__PROTOS__INTERNED_DATA__INIT;
+	Perfetto__Protos__DebugAnnotationName an = PERFETTO__PROTOS__DEBUG_ANNOTATION_NAME__INIT;
+	Perfetto__Protos__DebugAnnotationName *anp[1] = { &an };
+	Perfetto__Protos__InternedString is = PERFETTO__PROTOS__INTERNED_STRING__INIT;
+	Perfetto__Protos__InternedString *isp[1] = { &is };
+	struct tc_buf b;
+	struct tc_err err = { 0 };
+	struct st_stats st;
+	char path[300];
+	json_t *o, *o2;
+	char *want;
+	sqlite3 *db = NULL;
+	size_t i;
+	Pkt p;
+
+	for (i = 0; i < 12; i++) {
+		a[i] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+		ap[i] = &a[i];
+	}
+	tc_buf_init(&b);
+	/* sequence 1: cleared, interns annotation name 1 = "iname" and string 1 = "istr" */
+	p = pkt(1);
+	p.has_sequence_flags = 1;
+	p.sequence_flags = 1;
+	an.has_iid = 1;
+	an.iid = 1;
+	an.name = "iname";
+	is.has_iid = 1;
+	is.iid = 1;
+	is.has_str = 1;
+	is.str.data = (uint8_t *)"istr";
+	is.str.len = 4;
+	id.n_debug_annotation_names = 1;
+	id.debug_annotation_names = anp;
+	id.n_debug_annotation_string_values = 1;
+	id.debug_annotation_string_values = isp;
+	p.interned_data = &id;
+	put(&b, &p, NULL, 0);
+
+	/* "scalars": every scalar kind, escapes, an interned name and string */
+	a[0].name = "i";
+	a[0].has_int_value = 1;
+	a[0].int_value = INT64_MIN;
+	a[1].name = "u";
+	a[1].has_uint_value = 1;
+	a[1].uint_value = UINT64_MAX;
+	a[2].name = "b";
+	a[2].has_bool_value = 1;
+	a[2].bool_value = 1;
+	a[3].name = "d";
+	a[3].has_double_value = 1;
+	a[3].double_value = 48.211;
+	a[4].name = "e";
+	a[4].has_double_value = 1;
+	a[4].double_value = -1.5e-7;
+	a[5].name = "p";
+	a[5].has_pointer_value = 1;
+	a[5].pointer_value = 0xdeadbeefULL;
+	a[6].name = "s \"q\" \\";
+	a[6].string_value = "tab\there\nnl \x01\x1f del\x7f /";
+	a[7].has_name_iid = 1;
+	a[7].name_iid = 1;
+	a[7].has_string_value_iid = 1;
+	a[7].string_value_iid = 1;
+	a[8].name = "missing";
+	a[8].has_string_value_iid = 1;
+	a[8].string_value_iid = 99;
+	a[9].name = "none";
+	a[10].has_double_value = 1;	/* no name: "arg" */
+	a[10].double_value = 1e21;
+	put_args_event(&b, "scalars", ap, 11);
+	/* "utf8": non-ASCII goes through jansson's escapes */
+	a[0] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[0].name = "h\xc3\xa9";
+	a[0].string_value = "caf\xc3\xa9 \xf0\x9f\x98\x80";
+	put_args_event(&b, "utf8", ap, 1);
+	/* "dup": a repeated name keeps its first place and its last value */
+	a[0] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[0].name = "k";
+	a[0].has_int_value = 1;
+	a[0].int_value = 1;
+	a[1] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[1].name = "m";
+	a[1].has_int_value = 1;
+	a[1].int_value = 2;
+	a[2] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[2].name = "k";
+	a[2].has_int_value = 1;
+	a[2].int_value = 3;
+	put_args_event(&b, "dup", ap, 3);
+	/* "nested": a dict, legacy JSON, a NaN (dropped) */
+	d1.name = "x";
+	d1.has_bool_value = 1;
+	d1.bool_value = 1;
+	a[0] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[0].name = "dict";
+	a[0].n_dict_entries = 1;
+	a[0].dict_entries = dp;
+	a[1] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[1].name = "lj";
+	a[1].legacy_json_value = "[1,{\"y\":2}]";
+	a[2] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[2].name = "nan";
+	a[2].has_double_value = 1;
+	a[2].double_value = NAN;
+	put_args_event(&b, "nested", ap, 3);
+
+	snprintf(path, sizeof(path), "%s/args.db", tmpdir);
+	if (!ok(ingest_mem(b.data, b.len, path, &st, &err) == 0, "args trace ingests"))
+		printf("#   %s\n", err.msg);
+	st_trace_open(&db, path, NULL);
+
+	/* what json_dumps(JSON_COMPACT | JSON_ENSURE_ASCII) writes for the same objects */
+	o = json_object();
+	json_object_set_new(o, "i", json_integer(INT64_MIN));
+	json_object_set_new(o, "u", json_integer(-1));
+	json_object_set_new(o, "b", json_true());
+	json_object_set_new(o, "d", json_real(48.211));
+	json_object_set_new(o, "e", json_real(-1.5e-7));
+	json_object_set_new(o, "p", json_string("0xdeadbeef"));
+	json_object_set_new(o, "s \"q\" \\", json_string("tab\there\nnl \x01\x1f del\x7f /"));
+	json_object_set_new(o, "iname", json_string("istr"));
+	json_object_set_new(o, "missing", json_null());
+	json_object_set_new(o, "none", json_null());
+	json_object_set_new(o, "arg", json_real(1e21));
+	want = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	is_q(db, "SELECT args FROM events WHERE name = (SELECT id FROM strings WHERE s = 'scalars')",
+	     want, "args: scalars, escapes, interned name and value as jansson writes them");
+	free(want);
+	json_decref(o);
+	o = json_object();
+	json_object_set_new(o, "h\xc3\xa9", json_string("caf\xc3\xa9 \xf0\x9f\x98\x80"));
+	want = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	is_q(db, "SELECT args FROM events WHERE name = (SELECT id FROM strings WHERE s = 'utf8')",
+	     want, "args: non-ASCII as jansson escapes it");
+	free(want);
+	json_decref(o);
+	is_q(db, "SELECT args FROM events WHERE name = (SELECT id FROM strings WHERE s = 'dup')",
+	     "{\"k\":3,\"m\":2}", "args: a repeated name keeps its place, takes the last value");
+	o = json_object();
+	o2 = json_object();
+	json_object_set_new(o2, "x", json_true());
+	json_object_set_new(o, "dict", o2);
+	json_object_set_new(o, "lj", json_loads("[1,{\"y\":2}]", JSON_DECODE_ANY, NULL));
+	want = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	is_q(db, "SELECT args FROM events WHERE name = (SELECT id FROM strings WHERE s = 'nested')",
+	     want, "args: nested dict and legacy JSON; NaN dropped");
+	free(want);
+	json_decref(o);
+	sqlite3_close(db);
+	tc_buf_free(&b);
+}
+
+/* ---- interned categories: redefined iids give the new name ---- */
+
+/* INSTANT @name on sequence 1 with category iid 1, interning it as @cat
+ * first when @cat is set; @flags are the packet's sequence_flags. */
+static void
+put_cat_event(struct tc_buf *b, const char *name, const char *cat, uint32_t flags)
+{
+	Pkt p = pkt(1);
+	Ev te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+	Perfetto__Protos__InternedData id = PERFETTO__PROTOS__INTERNED_DATA__INIT;
+	Perfetto__Protos__EventCategory k = PERFETTO__PROTOS__EVENT_CATEGORY__INIT;
+	Perfetto__Protos__EventCategory *kp[1] = { &k };
+	uint64_t iid[1] = { 1 };
+
+	p.has_timestamp = 1;
+	p.timestamp = 1000;
+	p.has_sequence_flags = 1;
+	p.sequence_flags = flags;
+	if (cat) {
+		k.has_iid = 1;
+		k.iid = 1;
+		k.name = (char *)cat;
+		id.n_event_categories = 1;
+		id.event_categories = kp;
+		p.interned_data = &id;
+	}
+	te.has_type = 1;
+	te.type = 3;
+	te.name = (char *)name;
+	te.n_category_iids = 1;
+	te.category_iids = iid;
+	p.track_event = &te;
+	put(b, &p, NULL, 0);
+}
+
+static void
+test_category_redefined(void)
+{
+	struct tc_buf b;
+	struct tc_err err = { 0 };
+	struct st_stats st;
+	char path[300];
+	sqlite3 *db = NULL;
+
+	tc_buf_init(&b);
+	put_cat_event(&b, "e1", "first", 1 | 2);	/* cleared, iid 1 = first */
+	put_cat_event(&b, "e2", NULL, 2);		/* first again */
+	put_cat_event(&b, "e3", "second", 2);		/* iid 1 redefined */
+	put_cat_event(&b, "e4", NULL, 2);		/* second */
+	put_cat_event(&b, "e5", "third", 1 | 2);	/* cleared and defined again */
+	put_cat_event(&b, "e6", NULL, 1 | 2);		/* cleared: iid 1 unknown */
+	snprintf(path, sizeof(path), "%s/cats.db", tmpdir);
+	if (!ok(ingest_mem(b.data, b.len, path, &st, &err) == 0, "category trace ingests"))
+		printf("#   %s\n", err.msg);
+	st_trace_open(&db, path, NULL);
+	is_q(db, "SELECT n.s, c.s FROM events e JOIN strings n ON n.id = e.name "
+	     "LEFT JOIN strings c ON c.id = e.cat ORDER BY n.s",
+	     "e1|first;e2|first;e3|second;e4|second;e5|third;e6|NULL",
+	     "interned category ids follow redefinitions and clears");
+	sqlite3_close(db);
+	tc_buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -507,6 +1179,11 @@ main(void)
 	}
 	test_small_trace(&b);
 	test_bad_input(&b);
+	test_decoder_cases();
+	dec_trace((const uint8_t *)b.data, b.len, SIZE_MAX, 400, "hand-built trace", 0.4);
+	dec_shared_trace();
+	test_args();
+	test_category_redefined();
 	tc_buf_free(&b);
 	{
 		char cmd[400];
