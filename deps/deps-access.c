@@ -16,9 +16,9 @@ parse_off(const char *s, const char *end, uint64_t *out)
 	uint64_t v = 0;
 	int base = 10;
 
-	while (s < end && isspace((unsigned char)*s))
+	while (s < end && (*s == ' ' || (*s >= '\t' && *s <= '\r')))	/* isspace() in C */
 		s++;
-	while (end > s && isspace((unsigned char)end[-1]))
+	while (end > s && (end[-1] == ' ' || (end[-1] >= '\t' && end[-1] <= '\r')))
 		end--;
 	if (end - s >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
 		base = 16;
@@ -46,33 +46,33 @@ parse_off(const char *s, const char *end, uint64_t *out)
 }
 
 int
-deps_access_parse(const char *s, struct deps_access *a)
+deps_access_parse_n(const char *s, size_t len, struct deps_access *a)
 {
-	const char *br, *colon, *close;
+	const char *br, *colon, *end = s + len;
 	size_t i;
 
 	if (!s)
 		return -EINVAL;
-	br = strchr(s, '[');
+	br = memchr(s, '[', len);
 	a->name = s;
-	a->name_len = br ? (size_t)(br - s) : strlen(s);
+	a->name_len = br ? (size_t)(br - s) : len;
 	if (a->name_len == 0)
 		return -EINVAL;
 	for (i = 0; i < a->name_len; i++)
-		if (s[i] == ']' || isspace((unsigned char)s[i]))
+		if (s[i] == ']' || isspace((unsigned char)s[i]) || s[i] == '\0')
 			return -EINVAL;
 	if (!br) {
 		a->lo = 0;
 		a->hi = DEPS_WHOLE;
 		return 0;
 	}
-	close = strchr(br, ']');
-	if (!close || close[1] != '\0')
+	/* "[LO:HI]" closes the string */
+	if (end[-1] != ']' || end - 1 == br || memchr(br, ']', end - 1 - br))
 		return -EINVAL;
-	colon = memchr(br, ':', close - br);
+	colon = memchr(br, ':', end - 1 - br);
 	if (!colon)
 		return -EINVAL;
-	if (parse_off(br + 1, colon, &a->lo) || parse_off(colon + 1, close, &a->hi))
+	if (parse_off(br + 1, colon, &a->lo) || parse_off(colon + 1, end - 1, &a->hi))
 		return -EINVAL;
 	if (a->lo >= a->hi)
 		return -EINVAL;
@@ -80,29 +80,46 @@ deps_access_parse(const char *s, struct deps_access *a)
 }
 
 int
-deps_wait_parse(const char *s, const char **name, size_t *name_len, int64_t *n)
+deps_access_parse(const char *s, struct deps_access *a)
 {
-	const char *ge = NULL, *p;
+	if (!s)
+		return -EINVAL;
+	return deps_access_parse_n(s, strlen(s), a);
+}
+
+int
+deps_wait_parse_n(const char *s, size_t len, const char **name, size_t *name_len, int64_t *n)
+{
+	const char *ge = NULL, *p, *end = s + len;
 	uint64_t v;
 
 	if (!s)
 		return -EINVAL;
-	for (p = strstr(s, ">="); p; p = strstr(p + 1, ">="))
-		ge = p;
+	for (p = s; p + 1 < end; p++)
+		if (p[0] == '>' && p[1] == '=')
+			ge = p;
 	if (!ge || ge == s)
 		return -EINVAL;
 	for (p = s; p < ge; p++)
-		if (isspace((unsigned char)*p))
+		if (isspace((unsigned char)*p) || *p == '\0')
 			return -EINVAL;
 	p = ge + 2;
-	if (!*p || !isdigit((unsigned char)*p))
+	if (p == end || !isdigit((unsigned char)*p))
 		return -EINVAL;
-	if (parse_off(p, p + strlen(p), &v) || v > INT64_MAX)
+	if (parse_off(p, end, &v) || v > INT64_MAX)
 		return -EINVAL;
 	*name = s;
 	*name_len = ge - s;
 	*n = (int64_t)v;
 	return 0;
+}
+
+int
+deps_wait_parse(const char *s, const char **name, size_t *name_len, int64_t *n)
+{
+	if (!s)
+		return -EINVAL;
+	return deps_wait_parse_n(s, strlen(s), name, name_len, n);
 }
 
 /*

@@ -14,10 +14,12 @@
 #include "store/store.h"
 
 #define LABEL_MAX 200
+#define LABEL_SHORT (LABEL_MAX - 43)	/* a name that fits with any "[LO:HI]" */
 
 /* A string -> dense id table (ids from 0), open addressing. */
 struct names {
 	char **v;		/* id -> name */
+	size_t *lens;		/* id -> strlen(name) */
 	uint32_t n, cap;
 	uint32_t *slots;	/* id + 1, 0 = empty */
 	uint32_t nslots;
@@ -52,11 +54,19 @@ struct wait {
 
 struct scan {
 	const char *p, *end;
-	struct tc_buf str;	/* the last decoded string */
+	struct tc_buf str;	/* the last decoded string with escapes */
+};
+
+/* The label being built: items joined by ',' up to LABEL_MAX, then "...". */
+struct label {
+	char s[LABEL_MAX + 8];
+	size_t len;
+	bool full;
 };
 
 struct deps_engine {
 	deps_edge_fn edge;
+	deps_parts_fn parts;	/* optional: one-item labels in parts */
 	deps_bad_fn bad;
 	void *ctx;
 	struct names bufs, sems;
@@ -75,8 +85,9 @@ struct deps_engine {
 	int64_t cur_eid;
 	int64_t cur_end;	/* end time of the event being parsed */
 	int rc;
-	struct tc_buf label;
+	struct label label;
 	struct scan sc;
+	struct tc_buf ops;	/* an operands string, NUL-terminated */
 };
 
 #define GROW(arr, n, cap) do { \
@@ -124,7 +135,9 @@ names_id(struct names *t, const char *s, size_t len)
 			return t->slots[i] - 1;
 	}
 	GROW(t->v, t->n, t->cap);
+	t->lens = tc_xrealloc(t->lens, t->cap * sizeof(*t->lens));
 	t->v[t->n] = tc_xstrndup(s, len);
+	t->lens[t->n] = strlen(t->v[t->n]);
 	t->slots[i] = t->n + 1;
 	return t->n++;
 }
@@ -135,6 +148,7 @@ names_free(struct names *t)
 	for (uint32_t i = 0; i < t->n; i++)
 		free(t->v[i]);
 	free(t->v);
+	free(t->lens);
 	free(t->slots);
 }
 
@@ -146,9 +160,15 @@ deps_engine_new(deps_edge_fn edge, deps_bad_fn bad, void *ctx)
 	e->edge = edge;
 	e->bad = bad;
 	e->ctx = ctx;
-	tc_buf_init(&e->label);
 	tc_buf_init(&e->sc.str);
+	tc_buf_init(&e->ops);
 	return e;
+}
+
+void
+deps_engine_set_parts(struct deps_engine *e, deps_parts_fn fn)
+{
+	e->parts = fn;
 }
 
 void
@@ -165,8 +185,8 @@ deps_engine_free(struct deps_engine *e)
 	free(e->accs);
 	free(e->signals);
 	free(e->waits);
-	tc_buf_free(&e->label);
 	tc_buf_free(&e->sc.str);
+	tc_buf_free(&e->ops);
 	free(e);
 }
 
@@ -262,6 +282,7 @@ op_bad(void *ctx, const char *tok, size_t len)
  * A small scanner for the args object: only the top-level keys we use are
  * decoded; every other value is skipped without building anything (Jansson
  * would allocate a tree per event, the largest cost of the analysis).
+ * Strings without escapes are used where they lie in the args text.
  */
 static void
 sc_ws(struct scan *sc)
@@ -271,15 +292,29 @@ sc_ws(struct scan *sc)
 		sc->p++;
 }
 
-/* Decode the string at sc->p (on its opening quote) into sc->str. */
+/*
+ * The string at sc->p (on its opening quote) into *@s, *@len: a pointer
+ * into the args text, or into sc->str (NUL-terminated) when it has escapes.
+ */
 static int
-sc_string(struct scan *sc)
+sc_string(struct scan *sc, const char **s, size_t *len)
 {
-	tc_buf_reset(&sc->str);
-	tc_buf_adds(&sc->str, "");
+	const char *q;
+
 	if (sc->p >= sc->end || *sc->p != '"')
 		return -EINVAL;
-	for (sc->p++; sc->p < sc->end; sc->p++) {
+	q = ++sc->p;
+	while (q < sc->end && *q != '"' && *q != '\\')
+		q++;
+	if (q < sc->end && *q == '"') {
+		*s = sc->p;
+		*len = (size_t)(q - sc->p);
+		sc->p = q + 1;
+		return 0;
+	}
+	tc_buf_reset(&sc->str);
+	tc_buf_adds(&sc->str, "");
+	for (; sc->p < sc->end; sc->p++) {
 		const char *run = sc->p;
 
 		while (sc->p < sc->end && *sc->p != '"' && *sc->p != '\\')
@@ -289,6 +324,8 @@ sc_string(struct scan *sc)
 			break;
 		if (*sc->p == '"') {
 			sc->p++;
+			*s = sc->str.data;
+			*len = sc->str.len;
 			return 0;
 		}
 		if (++sc->p >= sc->end)
@@ -364,19 +401,24 @@ sc_skip(struct scan *sc)
 	return 0;
 }
 
+typedef void (*str_fn)(struct deps_engine *e, const char *s, size_t len, bool arg);
+
 /*
  * The value at sc->p: a string or an array of strings, each handed to @fn;
  * other values (and non-string elements) are reported under @what.
  */
 static int
-sc_strings(struct deps_engine *e, struct scan *sc, const char *key, const char *what,
-	   void (*fn)(struct deps_engine *, const char *, bool), bool arg)
+sc_strings(struct deps_engine *e, struct scan *sc, const char *key, const char *what, str_fn fn,
+	   bool arg)
 {
+	const char *s;
+	size_t len;
+
 	sc_ws(sc);
 	if (sc->p < sc->end && *sc->p == '"') {
-		if (sc_string(sc))
+		if (sc_string(sc, &s, &len))
 			return -EINVAL;
-		fn(e, sc->str.data, arg);
+		fn(e, s, len, arg);
 		return 0;
 	}
 	if (sc->p >= sc->end || *sc->p != '[') {
@@ -398,9 +440,9 @@ sc_strings(struct deps_engine *e, struct scan *sc, const char *key, const char *
 	for (;;) {
 		sc_ws(sc);
 		if (sc->p < sc->end && *sc->p == '"') {
-			if (sc_string(sc))
+			if (sc_string(sc, &s, &len))
 				return -EINVAL;
-			fn(e, sc->str.data, arg);
+			fn(e, s, len, arg);
 		} else {
 			const char *v = sc->p;
 
@@ -422,26 +464,73 @@ sc_strings(struct deps_engine *e, struct scan *sc, const char *key, const char *
 }
 
 static void
-do_operands(struct deps_engine *e, const char *ops, bool unused)
+do_operands(struct deps_engine *e, const char *ops, size_t len, bool unused)
 {
 	struct opctx oc = { e, e->cur_end };
 	struct deps_opsink sink = { &oc, op_access, op_signal, op_wait, op_bad };
 
-	deps_operands_parse(ops, &sink);
+	/* the operand parser wants a C string */
+	tc_buf_reset(&e->ops);
+	tc_buf_add(&e->ops, ops, len);
+	tc_buf_adds(&e->ops, "");
+	deps_operands_parse(e->ops.data, &sink);
 }
 
-static void do_access(struct deps_engine *e, const char *s, bool write);
-static void do_signal(struct deps_engine *e, const char *s, bool unused);
-static void do_wait(struct deps_engine *e, const char *s, bool unused);
+static void
+do_access(struct deps_engine *e, const char *s, size_t len, bool write)
+{
+	struct deps_access a;
+
+	if (deps_access_parse_n(s, len, &a)) {
+		report_bad(e, "access string", s, len);
+		return;
+	}
+	add_acc(e, write, a.name, a.name_len, a.lo, a.hi);
+}
+
+static void
+do_signal(struct deps_engine *e, const char *s, size_t len, bool unused)
+{
+	bool bad = len == 0;
+
+	for (size_t i = 0; i < len && !bad; i++)
+		bad = s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '>' || s[i] == '=' ||
+		      s[i] == '\0';
+	if (bad) {
+		report_bad(e, "signal", s, len);
+		return;
+	}
+	add_signal(e, s, len, e->cur_end);
+}
+
+static void
+do_wait(struct deps_engine *e, const char *s, size_t len, bool unused)
+{
+	const char *name;
+	size_t nlen;
+	int64_t n;
+
+	if (deps_wait_parse_n(s, len, &name, &nlen, &n)) {
+		report_bad(e, "wait", s, len);
+		return;
+	}
+	add_wait(e, name, nlen, n);
+}
+
+static bool
+key_is(const char *k, size_t len, const char *want)
+{
+	return len == strlen(want) && !memcmp(k, want, len);
+}
 
 /* Walk the args object; 0, or -EINVAL when it is not a JSON object. */
 static int
-scan_args(struct deps_engine *e, const char *args)
+scan_args(struct deps_engine *e, const char *args, size_t args_len)
 {
 	struct scan *sc = &e->sc;
 
 	sc->p = args;
-	sc->end = args + strlen(args);
+	sc->end = args + args_len;
 	sc_ws(sc);
 	if (sc->p >= sc->end || *sc->p != '{')
 		return -EINVAL;
@@ -451,25 +540,30 @@ scan_args(struct deps_engine *e, const char *args)
 		return 0;
 	for (;;) {
 		char key[16];
+		const char *k;
+		size_t klen;
 		int rc;
 
 		sc_ws(sc);
-		if (sc_string(sc))
+		if (sc_string(sc, &k, &klen))
 			return -EINVAL;
-		snprintf(key, sizeof(key), "%s", sc->str.len < sizeof(key) ? sc->str.data : "");
+		/* copied: decoding the value may reuse sc->str */
+		klen = klen < sizeof(key) ? klen : 0;
+		memcpy(key, k, klen);
+		key[klen] = '\0';
 		sc_ws(sc);
 		if (sc->p >= sc->end || *sc->p != ':')
 			return -EINVAL;
 		sc->p++;
-		if (!strcmp(key, "reads"))
+		if (key_is(key, klen, "reads"))
 			rc = sc_strings(e, sc, key, "access string", do_access, false);
-		else if (!strcmp(key, "writes"))
+		else if (key_is(key, klen, "writes"))
 			rc = sc_strings(e, sc, key, "access string", do_access, true);
-		else if (!strcmp(key, "signals"))
+		else if (key_is(key, klen, "signals"))
 			rc = sc_strings(e, sc, key, "signal", do_signal, false);
-		else if (!strcmp(key, "waits"))
+		else if (key_is(key, klen, "waits"))
 			rc = sc_strings(e, sc, key, "wait", do_wait, false);
-		else if (!strcmp(key, "operands"))
+		else if (key_is(key, klen, "operands"))
 			rc = sc_strings(e, sc, key, "operand", do_operands, false);
 		else
 			rc = sc_skip(sc);
@@ -487,44 +581,6 @@ scan_args(struct deps_engine *e, const char *args)
 }
 
 static void
-do_access(struct deps_engine *e, const char *s, bool write)
-{
-	struct deps_access a;
-
-	if (deps_access_parse(s, &a)) {
-		report_bad(e, "access string", s, strlen(s));
-		return;
-	}
-	add_acc(e, write, a.name, a.name_len, a.lo, a.hi);
-}
-
-static void
-do_signal(struct deps_engine *e, const char *s, bool unused)
-{
-	size_t len = strlen(s);
-
-	if (!len || strpbrk(s, " \t\n>=")) {
-		report_bad(e, "signal", s, len);
-		return;
-	}
-	add_signal(e, s, len, e->cur_end);
-}
-
-static void
-do_wait(struct deps_engine *e, const char *s, bool unused)
-{
-	const char *name;
-	size_t len;
-	int64_t n;
-
-	if (deps_wait_parse(s, &name, &len, &n)) {
-		report_bad(e, "wait", s, strlen(s));
-		return;
-	}
-	add_wait(e, name, len, n);
-}
-
-static void
 emit_piece(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
 {
 	struct deps_engine *e = ctx;
@@ -538,37 +594,108 @@ emit_piece(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
 	e->npieces++;
 }
 
+static inline bool
+piece_lt(const struct piece *x, const struct piece *y)
+{
+	if (x->src != y->src)
+		return x->src < y->src;
+	if (x->kind != y->kind)
+		return x->kind < y->kind;
+	if (x->buf != y->buf)
+		return x->buf < y->buf;
+	return x->lo < y->lo;
+}
+
 static int
 cmp_piece(const void *a, const void *b)
 {
-	const struct piece *x = a, *y = b;
-
-	if (x->src != y->src)
-		return x->src < y->src ? -1 : 1;
-	if (x->kind != y->kind)
-		return x->kind - y->kind;
-	if (x->buf != y->buf)
-		return x->buf < y->buf ? -1 : 1;
-	if (x->lo != y->lo)
-		return x->lo < y->lo ? -1 : 1;
-	return 0;
+	return piece_lt(a, b) ? -1 : piece_lt(b, a) ? 1 : 0;
 }
 
-/* Append @s to the label unless it is already too long. */
+/* Sort the pieces of one event: a handful, so insertion sort unless many. */
 static void
-label_add(struct tc_buf *b, const char *s)
+sort_pieces(struct piece *v, size_t n)
 {
-	if (b->len >= LABEL_MAX) {
+	if (n > 32) {
+		qsort(v, n, sizeof(*v), cmp_piece);
 		return;
 	}
-	if (b->len)
-		tc_buf_addc(b, ',');
-	if (b->len + strlen(s) > LABEL_MAX) {
-		tc_buf_adds(b, "...");
-		b->len = LABEL_MAX + 1;
+	for (size_t i = 1; i < n; i++) {
+		struct piece x = v[i];
+		size_t j = i;
+
+		while (j > 0 && piece_lt(&x, &v[j - 1])) {
+			v[j] = v[j - 1];
+			j--;
+		}
+		v[j] = x;
+	}
+}
+
+static void
+label_reset(struct label *l)
+{
+	l->len = 0;
+	l->full = false;
+	l->s[0] = '\0';
+}
+
+/*
+ * Append an item of @n bytes: after a ',' unless first; when it would pass
+ * LABEL_MAX, "..." instead and nothing more.
+ */
+static void
+label_add(struct label *l, const char *s, size_t n)
+{
+	if (l->full || l->len >= LABEL_MAX)
+		return;
+	if (l->len)
+		l->s[l->len++] = ',';
+	if (l->len + n > LABEL_MAX) {
+		memcpy(l->s + l->len, "...", 4);
+		l->len += 3;
+		l->full = true;
 		return;
 	}
-	tc_buf_adds(b, s);
+	memcpy(l->s + l->len, s, n);
+	l->len += n;
+	l->s[l->len] = '\0';
+}
+
+/* Decimal digits of @v at @p; returns the end. */
+static char *
+put_u64(char *p, uint64_t v)
+{
+	char t[24];
+	int n = 0;
+
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = t[--n];
+	return p;
+}
+
+/* One byte run as a label item: "BUF", "BUF[LO:]" or "BUF[LO:HI]". */
+static void
+label_run(struct label *l, const char *buf, uint64_t lo, uint64_t hi)
+{
+	char s[LABEL_MAX + 64], *p;
+	size_t n = strnlen(buf, LABEL_MAX);
+
+	memcpy(s, buf, n);
+	p = s + n;
+	if (lo != 0 || hi != DEPS_WHOLE) {
+		*p++ = '[';
+		p = put_u64(p, lo);
+		*p++ = ':';
+		if (hi != DEPS_WHOLE)
+			p = put_u64(p, hi);
+		*p++ = ']';
+	}
+	label_add(l, s, (size_t)(p - s));
 }
 
 /* Group the pieces by (source, kind) and report one edge each. */
@@ -578,33 +705,41 @@ flush_pieces(struct deps_engine *e, int64_t dst)
 	size_t i = 0, j;
 	int rc = 0;
 
-	if (e->npieces > 1)
-		qsort(e->pieces, e->npieces, sizeof(*e->pieces), cmp_piece);
+	sort_pieces(e->pieces, e->npieces);
 	while (i < e->npieces && !rc) {
-		tc_buf_reset(&e->label);
+		const struct piece *p = &e->pieces[i];
+
+		/* one contiguous run of one buffer: the label in parts */
+		if (e->parts && p->hi != DEPS_WHOLE) {
+			uint64_t hi = p->hi;
+
+			for (j = i + 1; j < e->npieces && e->pieces[j].src == p->src &&
+			     e->pieces[j].kind == p->kind && e->pieces[j].buf == p->buf &&
+			     e->pieces[j].lo <= hi && e->pieces[j].hi != DEPS_WHOLE; j++)
+				hi = TC_MAX(hi, e->pieces[j].hi);
+			if ((j == e->npieces || e->pieces[j].src != p->src ||
+			     e->pieces[j].kind != p->kind) && e->bufs.lens[p->buf] <= LABEL_SHORT) {
+				rc = e->parts(e->ctx, p->src, dst, p->kind, DEPS_LABEL_BYTES,
+					      e->bufs.v[p->buf], e->bufs.lens[p->buf], p->lo, hi);
+				i = j;
+				continue;
+			}
+		}
+		label_reset(&e->label);
 		for (j = i; j < e->npieces && e->pieces[j].src == e->pieces[i].src &&
 		     e->pieces[j].kind == e->pieces[i].kind;) {
 			uint32_t buf = e->pieces[j].buf;
 			uint64_t lo = e->pieces[j].lo, hi = e->pieces[j].hi;
-			char s[LABEL_MAX + 64];
 
 			/* one label item per contiguous run of bytes */
 			for (; j < e->npieces && e->pieces[j].src == e->pieces[i].src &&
 			     e->pieces[j].kind == e->pieces[i].kind && e->pieces[j].buf == buf &&
 			     e->pieces[j].lo <= hi; j++)
 				hi = TC_MAX(hi, e->pieces[j].hi);
-			if (lo == 0 && hi == DEPS_WHOLE)
-				snprintf(s, sizeof(s), "%.*s", LABEL_MAX, e->bufs.v[buf]);
-			else if (hi == DEPS_WHOLE)
-				snprintf(s, sizeof(s), "%.*s[%llu:]", LABEL_MAX, e->bufs.v[buf],
-					 (unsigned long long)lo);
-			else
-				snprintf(s, sizeof(s), "%.*s[%llu:%llu]", LABEL_MAX, e->bufs.v[buf],
-					 (unsigned long long)lo, (unsigned long long)hi);
-			label_add(&e->label, s);
+			label_run(&e->label, e->bufs.v[buf], lo, hi);
 		}
-		rc = e->edge(e->ctx, e->pieces[i].src, dst, e->pieces[i].kind,
-			     e->label.data ? e->label.data : "");
+		rc = e->edge(e->ctx, e->pieces[i].src, dst, e->pieces[i].kind, e->label.s,
+			     e->label.len);
 		i = j;
 	}
 	e->npieces = 0;
@@ -612,7 +747,8 @@ flush_pieces(struct deps_engine *e, int64_t dst)
 }
 
 int
-deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, const char *args)
+deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, const char *args,
+		  size_t args_len)
 {
 	size_t i;
 	int rc;
@@ -625,7 +761,7 @@ deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, c
 		return 0;
 	e->naccs = 0;
 	e->cur_end = ts + (dur > 0 ? dur : 0);
-	if (scan_args(e, args))
+	if (scan_args(e, args, args_len))
 		e->naccs = 0;	/* not a JSON object: no access sets (the reader checked it) */
 
 	/* All reads see the state before this event; then its writes. */
@@ -701,18 +837,31 @@ deps_engine_finish(struct deps_engine *e)
 	}
 	qsort(e->waits, e->nwaits, sizeof(*e->waits), cmp_wait);
 	for (i = 0; i < e->nwaits && !rc; i = j) {
-		tc_buf_reset(&e->label);
+		const char *sem = e->sems.v[e->waits[i].sem];
+		size_t slen = e->sems.lens[e->waits[i].sem];
+
+		if (e->parts && e->waits[i].src && (i + 1 == e->nwaits ||
+		    e->waits[i + 1].eid != e->waits[i].eid || e->waits[i + 1].src != e->waits[i].src) &&
+		    slen <= LABEL_SHORT) {
+			rc = e->parts(e->ctx, e->waits[i].src, e->waits[i].eid, ST_EDGE_ORDER,
+				      DEPS_LABEL_WAIT, sem, slen, (uint64_t)e->waits[i].n, 0);
+			j = i + 1;
+			continue;
+		}
+		label_reset(&e->label);
 		for (j = i; j < e->nwaits && e->waits[j].eid == e->waits[i].eid &&
 		     e->waits[j].src == e->waits[i].src; j++) {
-			char *s = tc_xasprintf("%s>=%lld", e->sems.v[e->waits[j].sem],
-					       (long long)e->waits[j].n);
+			if (e->waits[i].src) {
+				char *s = tc_xasprintf("%s>=%lld", e->sems.v[e->waits[j].sem],
+						       (long long)e->waits[j].n);
 
-			label_add(&e->label, s);
-			free(s);
+				label_add(&e->label, s, strlen(s));
+				free(s);
+			}
 		}
 		if (e->waits[i].src)
 			rc = e->edge(e->ctx, e->waits[i].src, e->waits[i].eid, ST_EDGE_ORDER,
-				     e->label.data ? e->label.data : "");
+				     e->label.s, e->label.len);
 	}
 	free(off);
 	free(cnt);

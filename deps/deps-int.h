@@ -34,6 +34,8 @@ struct deps_access {
  * Return: 0, or -EINVAL when malformed (@a is then undefined).
  */
 int deps_access_parse(const char *s, struct deps_access *a);
+/** deps_access_parse_n - the same over @len bytes of @s (no NUL needed). */
+int deps_access_parse_n(const char *s, size_t len, struct deps_access *a);
 
 /**
  * deps_wait_parse - parse "NAME>=N" (NAME non-empty, N a decimal >= 0).
@@ -41,6 +43,9 @@ int deps_access_parse(const char *s, struct deps_access *a);
  * Return: 0 or -EINVAL.
  */
 int deps_wait_parse(const char *s, const char **name, size_t *name_len, int64_t *n);
+/** deps_wait_parse_n - the same over @len bytes of @s. */
+int deps_wait_parse_n(const char *s, size_t len, const char **name, size_t *name_len,
+		      int64_t *n);
 
 /**
  * struct deps_opsink - where deps_operands_parse() puts what it finds.
@@ -94,8 +99,25 @@ size_t deps_imap_count(const struct deps_imap *m);
 
 struct deps_engine;
 
-/** deps_edge_fn - one derived, deduplicated edge; @label is only valid during the call. */
-typedef int (*deps_edge_fn)(void *ctx, int64_t src, int64_t dst, int kind, const char *label);
+/**
+ * deps_edge_fn - one derived, deduplicated edge.  @label (@len bytes, also
+ * NUL-terminated) is only valid during the call.
+ */
+typedef int (*deps_edge_fn)(void *ctx, int64_t src, int64_t dst, int kind, const char *label,
+			    size_t len);
+/* Label shapes deps_parts_fn takes. */
+#define DEPS_LABEL_BYTES 1	/* NAME[A:B] */
+#define DEPS_LABEL_WAIT 2	/* NAME>=A */
+
+/**
+ * deps_parts_fn - an edge whose label is one item, given in parts: @name
+ * (@len bytes) and the numbers of @shape.  The text would be the same that
+ * deps_edge_fn gets (DEPS_LABEL_BYTES: "NAME[A:B]", DEPS_LABEL_WAIT:
+ * "NAME>=A"), without formatting it.
+ */
+typedef int (*deps_parts_fn)(void *ctx, int64_t src, int64_t dst, int kind, int shape,
+			     const char *name, size_t len, uint64_t a, uint64_t b);
+
 /** deps_bad_fn - a malformed access string, wait or operand of event @eid. */
 typedef void (*deps_bad_fn)(void *ctx, int64_t eid, const char *what, const char *text);
 
@@ -107,14 +129,22 @@ struct deps_engine *deps_engine_new(deps_edge_fn edge, deps_bad_fn bad, void *ct
 void deps_engine_free(struct deps_engine *e);
 
 /**
+ * deps_engine_set_parts - report edges whose label is one item through @fn
+ * (same ctx) instead of as text; the others still go to the edge callback.
+ */
+void deps_engine_set_parts(struct deps_engine *e, deps_parts_fn fn);
+
+/**
  * deps_engine_event - process one event; events must arrive ordered by
  * (ts, ts + dur, file order).  @args is the event's JSON args object text
- * (reads, writes, signals, waits, operands).  Flow/anti/output edges into
- * @eid are reported before this returns; semaphore edges at finish.
+ * (reads, writes, signals, waits, operands), @args_len bytes (no NUL
+ * needed), or NULL.  Only the top-level keys named above are decoded; no
+ * JSON value is built.  Flow/anti/output edges into @eid are reported
+ * before this returns; semaphore edges at finish.
  * Return: 0, or the first negative value an edge callback returned.
  */
 int deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur,
-		      const char *args);
+		      const char *args, size_t args_len);
 
 /**
  * deps_engine_finish - resolve semaphore waits against signals counted in

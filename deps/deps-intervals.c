@@ -2,46 +2,124 @@
 /*
  * deps/deps-intervals.c - the interval map of one buffer: disjoint byte
  * intervals, each with its last writer and the events that read it since,
- * kept in a treap ordered by start offset.  An access cuts the intervals at
- * its two ends (O(log n) expected), detaches the covered ones, reports dependencies
- * and puts back either one interval (a write) or the pieces with the reader
- * added (a read).  Reader sets are shared, reference-counted lists, so
- * cutting an interval in two copies nothing.
+ * in a B+tree keyed by start offset (leaves of up to DI_FAN intervals, kept
+ * in a doubly linked chain).
+ *
+ * An access [lo, hi) descends once to the leaf where lo belongs, walks the k
+ * intervals it overlaps (reporting dependencies), and computes their
+ * replacement: the parts of the first and last interval outside the access,
+ * then one interval (a write) or the overlapped pieces with the reader added
+ * plus new pieces for the gaps (a read).  The replacement is applied in
+ * place when it has the same starts (a tile reused whole), spliced into the
+ * leaf when everything stays in it (the common case), and otherwise erased
+ * and inserted entry by entry, each O(log n).  Leaves are contiguous arrays,
+ * so a descent touches a few cache lines per level instead of one node per
+ * level of a binary tree.
+ *
+ * Reader sets are the two newest readers plus a shared, reference-counted
+ * list of the older ones (prepending shares the tail), so cutting an interval in
+ * two copies nothing.  Their cells come from a free list of slabs, not one
+ * malloc() each.
  */
 #include <stdlib.h>
+#include <string.h>
 #include "deps/deps-int.h"
 #include "store/store.h"
+
+#define DI_FAN 32		/* entries per node */
+#define DI_MAXH 32		/* tree height bound (splits only happen on full nodes) */
+#define DI_SLAB_MAX 4096	/* reader cells per slab, at most */
 
 /* A persistent list of readers: prepending shares the tail. */
 struct rlist {
 	int64_t eid;
 	uint32_t ref;
-	struct rlist *next;
+	struct rlist *next;	/* also the free-list link */
 };
 
-struct node {
-	uint64_t lo, hi;
+/*
+ * The readers since the last write, newest first: the two newest in @r (0:
+ * none), the older ones in a shared list, so most intervals (read once or
+ * twice between writes) need no list walk and no cell.
+ */
+struct di_rd {
+	int64_t r[2];
+	struct rlist *rest;
+};
+
+struct di_ent {
+	uint64_t hi;
 	int64_t writer;		/* 0: never written in this trace */
-	struct rlist *readers;	/* since the last write, newest first */
-	uint32_t prio;
-	struct node *l, *r;
+	struct di_rd rd;
+};
+
+struct di_node {
+	uint32_t n;
+	bool leaf;
+	uint64_t key[DI_FAN];	/* leaf: interval starts; inner: smallest start below child i */
+	union {
+		struct di_node *child[DI_FAN];
+		struct di_ent ent[DI_FAN];
+	};
+	struct di_node *prev, *next;	/* leaves, in key order */
+};
+
+/* An interval taken out of the tree or about to go in. */
+struct di_iv {
+	uint64_t lo, hi;
+	int64_t writer;
+	struct di_rd rd;
+};
+
+struct di_step {
+	struct di_node *node;
+	int idx;		/* child taken */
 };
 
 struct deps_imap {
-	struct node *root;
+	struct di_node *root;
 	size_t count;
-	uint32_t rng;
-	struct node **vec;	/* scratch for the detached range */
-	size_t vlen, vcap;
+	struct rlist *free_cells;
+	void **slabs;
+	size_t nslabs;
+	size_t slab_size;
+	struct di_iv *old, *neu;	/* scratch: the replaced and the replacing intervals */
+	size_t cold, cneu;
+	struct di_step path[DI_MAXH];	/* the last descent, root first */
+	int depth;
 };
 
+/* ---- reader lists ---- */
+
+static struct rlist *
+rl_alloc(struct deps_imap *m)
+{
+	struct rlist *r;
+
+	if (!m->free_cells) {
+		size_t n = m->slab_size = m->slab_size ? TC_MIN(m->slab_size * 2, DI_SLAB_MAX) : 32;
+		struct rlist *s = tc_xmalloc(n * sizeof(*s));
+
+		m->slabs = tc_xrealloc(m->slabs, (m->nslabs + 1) * sizeof(*m->slabs));
+		m->slabs[m->nslabs++] = s;
+		for (size_t i = 0; i < n; i++) {
+			s[i].next = m->free_cells;
+			m->free_cells = &s[i];
+		}
+	}
+	r = m->free_cells;
+	m->free_cells = r->next;
+	return r;
+}
+
 static void
-rl_put(struct rlist *r)
+rl_put(struct deps_imap *m, struct rlist *r)
 {
 	while (r && --r->ref == 0) {
 		struct rlist *next = r->next;
 
-		free(r);
+		r->next = m->free_cells;
+		m->free_cells = r;
 		r = next;
 	}
 }
@@ -54,108 +132,42 @@ rl_get(struct rlist *r)
 	return r;
 }
 
-static uint32_t
-rnd(struct deps_imap *m)
+/* A reader set that shares @rd's (one more reference on its list). */
+static struct di_rd
+rd_get(struct di_rd rd)
 {
-	uint32_t x = m->rng;
-
-	x ^= x << 13;
-	x ^= x >> 17;
-	x ^= x << 5;
-	m->rng = x;
-	return x;
+	rl_get(rd.rest);
+	return rd;
 }
 
-static struct node *
-node_new(struct deps_imap *m, uint64_t lo, uint64_t hi, int64_t writer, struct rlist *readers)
+/* @rd plus reader @eid (new references; @rd keeps its own). */
+static struct di_rd
+rd_push(struct deps_imap *m, struct di_rd rd, int64_t eid)
 {
-	struct node *n = tc_xmalloc(sizeof(*n));
+	struct di_rd n = { { eid, rd.r[0] }, rd.rest };
+	struct rlist *r;
 
-	n->lo = lo;
-	n->hi = hi;
-	n->writer = writer;
-	n->readers = readers;
-	n->prio = rnd(m);
-	n->l = n->r = NULL;
-	m->count++;
+	if (rd.r[0] == eid)	/* read twice by one event */
+		return rd_get(rd);
+	if (!rd.r[1])		/* room for it */
+		return n;
+	r = rl_alloc(m);
+	r->eid = rd.r[1];
+	r->ref = 1;
+	r->next = rl_get(rd.rest);
+	n.rest = r;
 	return n;
 }
 
-static void
-node_free(struct deps_imap *m, struct node *n)
-{
-	rl_put(n->readers);
-	free(n);
-	m->count--;
-}
+/* ---- the tree ---- */
 
-/* Split @t into nodes with lo < @key (*l) and lo >= @key (*r). */
-static void
-split(struct node *t, uint64_t key, struct node **l, struct node **r)
+static struct di_node *
+node_new(bool leaf)
 {
-	if (!t) {
-		*l = *r = NULL;
-	} else if (t->lo < key) {
-		split(t->r, key, &t->r, r);
-		*l = t;
-	} else {
-		split(t->l, key, l, &t->l);
-		*r = t;
-	}
-}
+	struct di_node *n = tc_xcalloc(1, sizeof(*n));
 
-/* Merge @a and @b where every key of @a is below every key of @b. */
-static struct node *
-merge(struct node *a, struct node *b)
-{
-	if (!a)
-		return b;
-	if (!b)
-		return a;
-	if (a->prio > b->prio) {
-		a->r = merge(a->r, b);
-		return a;
-	}
-	b->l = merge(a, b->l);
-	return b;
-}
-
-static struct node *
-rightmost(struct node *t)
-{
-	while (t && t->r)
-		t = t->r;
-	return t;
-}
-
-/*
- * If the last interval of @t runs past @x, cut it there and return the part
- * from @x on (a new node, sharing the reader set), else NULL.
- */
-static struct node *
-cut_tail(struct deps_imap *m, struct node *t, uint64_t x)
-{
-	struct node *last = rightmost(t), *n;
-
-	if (!last || last->hi <= x)
-		return NULL;
-	n = node_new(m, x, last->hi, last->writer, rl_get(last->readers));
-	last->hi = x;
+	n->leaf = leaf;
 	return n;
-}
-
-static void
-collect(struct deps_imap *m, struct node *t)
-{
-	if (!t)
-		return;
-	collect(m, t->l);
-	if (m->vlen == m->vcap) {
-		m->vcap = m->vcap ? m->vcap * 2 : 16;
-		m->vec = tc_xrealloc(m->vec, m->vcap * sizeof(*m->vec));
-	}
-	m->vec[m->vlen++] = t;
-	collect(m, t->r);
 }
 
 struct deps_imap *
@@ -163,18 +175,20 @@ deps_imap_new(void)
 {
 	struct deps_imap *m = tc_xcalloc(1, sizeof(*m));
 
-	m->rng = 0x9e3779b9u;
+	m->root = node_new(true);
 	return m;
 }
 
 static void
-free_tree(struct deps_imap *m, struct node *t)
+free_tree(struct deps_imap *m, struct di_node *t)
 {
-	if (!t)
-		return;
-	free_tree(m, t->l);
-	free_tree(m, t->r);
-	node_free(m, t);
+	for (uint32_t i = 0; i < t->n; i++) {
+		if (t->leaf)
+			rl_put(m, t->ent[i].rd.rest);
+		else
+			free_tree(m, t->child[i]);
+	}
+	free(t);
 }
 
 void
@@ -183,7 +197,11 @@ deps_imap_free(struct deps_imap *m)
 	if (!m)
 		return;
 	free_tree(m, m->root);
-	free(m->vec);
+	for (size_t i = 0; i < m->nslabs; i++)
+		free(m->slabs[i]);
+	free(m->slabs);
+	free(m->old);
+	free(m->neu);
 	free(m);
 }
 
@@ -193,95 +211,321 @@ deps_imap_count(const struct deps_imap *m)
 	return m ? m->count : 0;
 }
 
-static struct rlist *
-rl_push(struct rlist *tail, int64_t eid)
+/* The last index with key <= @x, or -1. */
+static int
+node_le(const struct di_node *t, uint64_t x)
 {
-	struct rlist *r;
+	int lo = 0, hi = (int)t->n;	/* answer in [lo - 1, hi) */
 
-	if (tail && tail->eid == eid)	/* read twice by one event */
-		return rl_get(tail);
-	r = tc_xmalloc(sizeof(*r));
-	r->eid = eid;
-	r->ref = 1;
-	r->next = rl_get(tail);
-	return r;
+	while (hi - lo > 8) {
+		int mid = (lo + hi) / 2;
+
+		if (t->key[mid] <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo < hi && t->key[lo] <= x)
+		lo++;
+	return lo - 1;
+}
+
+/* Descend to the leaf where @x belongs, recording the path in m->path. */
+static struct di_node *
+descend(struct deps_imap *m, uint64_t x)
+{
+	struct di_node *t = m->root;
+
+	m->depth = 0;
+	while (!t->leaf) {
+		int i = node_le(t, x);
+
+		if (i < 0)
+			i = 0;
+		m->path[m->depth].node = t;
+		m->path[m->depth].idx = i;
+		m->depth++;
+		t = t->child[i];
+	}
+	return t;
+}
+
+/* The first key of the node at path level @lvl (or the leaf) changed: pass it up. */
+static void
+fix_min(struct deps_imap *m, int lvl, uint64_t key)
+{
+	while (lvl-- > 0) {
+		struct di_step *s = &m->path[lvl];
+
+		s->node->key[s->idx] = key;
+		if (s->idx != 0)
+			break;
+	}
+}
+
+/* Insert (@key, @child) after the path's child at level @lvl, splitting upwards. */
+static void
+insert_child(struct deps_imap *m, int lvl, uint64_t key, struct di_node *child)
+{
+	while (lvl-- > 0) {
+		struct di_node *t = m->path[lvl].node, *r;
+		int at = m->path[lvl].idx + 1, half;
+
+		if (t->n < DI_FAN) {
+			memmove(&t->key[at + 1], &t->key[at], (t->n - at) * sizeof(t->key[0]));
+			memmove(&t->child[at + 1], &t->child[at], (t->n - at) * sizeof(t->child[0]));
+			t->key[at] = key;
+			t->child[at] = child;
+			t->n++;
+			return;
+		}
+		r = node_new(false);
+		half = DI_FAN / 2;
+		r->n = DI_FAN - half;
+		memcpy(r->key, &t->key[half], r->n * sizeof(t->key[0]));
+		memcpy(r->child, &t->child[half], r->n * sizeof(t->child[0]));
+		t->n = half;
+		{
+			struct di_node *tgt = at <= half ? t : r;
+			int pos = at <= half ? at : at - half;
+
+			memmove(&tgt->key[pos + 1], &tgt->key[pos], (tgt->n - pos) * sizeof(t->key[0]));
+			memmove(&tgt->child[pos + 1], &tgt->child[pos],
+				(tgt->n - pos) * sizeof(t->child[0]));
+			tgt->key[pos] = key;
+			tgt->child[pos] = child;
+			tgt->n++;
+		}
+		key = r->key[0];
+		child = r;
+	}
+	/* the root split: a new root over the two halves */
+	{
+		struct di_node *root = node_new(false);
+
+		root->n = 2;
+		root->key[0] = m->root->key[0];
+		root->child[0] = m->root;
+		root->key[1] = key;
+		root->child[1] = child;
+		m->root = root;
+	}
+}
+
+/* Insert interval @iv (disjoint from every interval in the tree). */
+static void
+tree_insert(struct deps_imap *m, const struct di_iv *iv)
+{
+	struct di_node *l = descend(m, iv->lo), *r, *tgt;
+	int pos = node_le(l, iv->lo) + 1, half;
+
+	if (l->n == DI_FAN) {
+		r = node_new(true);
+		half = DI_FAN / 2;
+		r->n = DI_FAN - half;
+		memcpy(r->key, &l->key[half], r->n * sizeof(l->key[0]));
+		memcpy(r->ent, &l->ent[half], r->n * sizeof(l->ent[0]));
+		l->n = half;
+		r->prev = l;
+		r->next = l->next;
+		if (l->next)
+			l->next->prev = r;
+		l->next = r;
+		tgt = pos <= half ? l : r;
+		if (pos > half)
+			pos -= half;
+	} else {
+		r = NULL;
+		tgt = l;
+	}
+	memmove(&tgt->key[pos + 1], &tgt->key[pos], (tgt->n - pos) * sizeof(tgt->key[0]));
+	memmove(&tgt->ent[pos + 1], &tgt->ent[pos], (tgt->n - pos) * sizeof(tgt->ent[0]));
+	tgt->key[pos] = iv->lo;
+	tgt->ent[pos].hi = iv->hi;
+	tgt->ent[pos].writer = iv->writer;
+	tgt->ent[pos].rd = iv->rd;
+	tgt->n++;
+	if (tgt == l && pos == 0)
+		fix_min(m, m->depth, l->key[0]);
+	if (r)
+		insert_child(m, m->depth, r->key[0], r);
+	m->count++;
+}
+
+/* Remove the path's child at level @lvl from its parent (it became empty). */
+static void
+remove_child(struct deps_imap *m, int lvl)
+{
+	while (lvl-- > 0) {
+		struct di_node *t = m->path[lvl].node;
+		int at = m->path[lvl].idx;
+
+		free(t->child[at]);
+		memmove(&t->key[at], &t->key[at + 1], (t->n - at - 1) * sizeof(t->key[0]));
+		memmove(&t->child[at], &t->child[at + 1], (t->n - at - 1) * sizeof(t->child[0]));
+		t->n--;
+		if (t->n > 0) {
+			if (at == 0)
+				fix_min(m, lvl, t->key[0]);
+			break;
+		}
+		if (lvl == 0) {		/* the root lost its last child */
+			t->leaf = true;
+			return;
+		}
+	}
+	/* a root with one child hands over to it */
+	while (!m->root->leaf && m->root->n == 1) {
+		struct di_node *old = m->root;
+
+		m->root = old->child[0];
+		free(old);
+	}
+}
+
+/* Remove the interval starting at @lo (which must exist); its readers stay referenced. */
+static void
+tree_erase(struct deps_imap *m, uint64_t lo)
+{
+	struct di_node *l = descend(m, lo);
+	int pos = node_le(l, lo);
+
+	if (pos < 0 || l->key[pos] != lo)
+		return;		/* cannot happen: the caller just saw it */
+	memmove(&l->key[pos], &l->key[pos + 1], (l->n - pos - 1) * sizeof(l->key[0]));
+	memmove(&l->ent[pos], &l->ent[pos + 1], (l->n - pos - 1) * sizeof(l->ent[0]));
+	l->n--;
+	m->count--;
+	if (l->n > 0) {
+		if (pos == 0)
+			fix_min(m, m->depth, l->key[0]);
+		return;
+	}
+	if (m->depth == 0)
+		return;		/* the root leaf may be empty */
+	if (l->prev)
+		l->prev->next = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
+	remove_child(m, m->depth);
+}
+
+static struct di_iv *
+iv_push(struct di_iv **v, size_t *cap, size_t n)
+{
+	if (n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		*v = tc_xrealloc(*v, *cap * sizeof(**v));
+	}
+	return &(*v)[n];
 }
 
 void
 deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid,
 		 deps_emit_fn emit, void *ctx)
 {
-	struct node *l, *mid, *r, *n;
+	struct di_node *l, *c;
+	size_t nold = 0, nnew = 0, in_leaf = 0, i;
 	uint64_t cur = lo;
-	size_t i;
+	int j, ci;
+	bool same;
 
 	if (lo >= hi)
 		return;
-	/* fast path: the access covers exactly one interval (tiles reused whole) */
-	for (n = m->root; n && n->lo != lo;)
-		n = lo < n->lo ? n->l : n->r;
-	if (n && n->hi == hi) {
-		struct rlist *nr;
+	l = descend(m, lo);
+	j = node_le(l, lo);
+	if (j < 0 || l->ent[j].hi <= lo)
+		j++;
+	/* the overlapped intervals, in order; report what they cause */
+	for (c = l, ci = j;;) {
+		struct di_ent *e;
+		struct di_iv *o;
+		uint64_t a, b;
 
+		if (ci == (int)c->n) {
+			c = c->next;
+			ci = 0;
+			if (!c)
+				break;
+		}
+		if (c->key[ci] >= hi)
+			break;
+		e = &c->ent[ci];
+		o = iv_push(&m->old, &m->cold, nold);
+		o->lo = c->key[ci];
+		o->hi = e->hi;
+		o->writer = e->writer;
+		o->rd = e->rd;
+		nold++;
+		if (c == l)
+			in_leaf++;
+		a = TC_MAX(o->lo, lo);
+		b = TC_MIN(o->hi, hi);
 		if (write) {
-			if (n->writer && n->writer != eid)
-				emit(ctx, n->writer, ST_EDGE_OUTPUT, lo, hi);
-			for (struct rlist *rd = n->readers; rd; rd = rd->next)
+			if (o->writer && o->writer != eid)
+				emit(ctx, o->writer, ST_EDGE_OUTPUT, a, b);
+			for (int k = 0; k < 2; k++)
+				if (o->rd.r[k] && o->rd.r[k] != eid)
+					emit(ctx, o->rd.r[k], ST_EDGE_ANTI, a, b);
+			for (struct rlist *rd = o->rd.rest; rd; rd = rd->next)
 				if (rd->eid != eid)
-					emit(ctx, rd->eid, ST_EDGE_ANTI, lo, hi);
-			rl_put(n->readers);
-			n->readers = NULL;
-			n->writer = eid;
-			return;
+					emit(ctx, rd->eid, ST_EDGE_ANTI, a, b);
+		} else if (o->writer && o->writer != eid) {
+			emit(ctx, o->writer, ST_EDGE_FLOW, a, b);
 		}
-		if (n->writer && n->writer != eid)
-			emit(ctx, n->writer, ST_EDGE_FLOW, lo, hi);
-		nr = rl_push(n->readers, eid);
-		rl_put(n->readers);
-		n->readers = nr;
-		return;
+		ci++;
 	}
-	/* detach the intervals inside [lo, hi), cutting the ones across its ends */
-	split(m->root, lo, &l, &mid);
-	n = cut_tail(m, l, lo);
-	if (n)
-		mid = merge(n, mid);
-	split(mid, hi, &mid, &r);
-	n = cut_tail(m, mid, hi);
-	if (n)
-		r = merge(n, r);
-	m->vlen = 0;
-	collect(m, mid);
-	mid = NULL;
-	for (i = 0; i < m->vlen; i++) {
-		struct node *t = m->vec[i];
+	/* the replacement */
+	if (nold && m->old[0].lo < lo)
+		*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ m->old[0].lo, lo,
+			m->old[0].writer, rd_get(m->old[0].rd) };
+	if (write) {
+		*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ lo, hi, eid, { { 0, 0 }, NULL } };
+	} else {
+		for (i = 0; i < nold; i++) {
+			struct di_iv *o = &m->old[i];
+			uint64_t a = TC_MAX(o->lo, lo), b = TC_MIN(o->hi, hi);
 
-		t->l = t->r = NULL;
-		if (write) {
-			if (t->writer && t->writer != eid)
-				emit(ctx, t->writer, ST_EDGE_OUTPUT, t->lo, t->hi);
-			for (struct rlist *rd = t->readers; rd; rd = rd->next)
-				if (rd->eid != eid)
-					emit(ctx, rd->eid, ST_EDGE_ANTI, t->lo, t->hi);
-			node_free(m, t);
-			continue;
+			if (a > cur)
+				*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ cur, a, 0,
+					{ { eid, 0 }, NULL } };
+			*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ a, b, o->writer,
+				rd_push(m, o->rd, eid) };
+			cur = b;
 		}
-		if (t->lo > cur)
-			mid = merge(mid, node_new(m, cur, t->lo, 0, rl_push(NULL, eid)));
-		if (t->writer && t->writer != eid)
-			emit(ctx, t->writer, ST_EDGE_FLOW, t->lo, t->hi);
-		{
-			struct rlist *nr = rl_push(t->readers, eid);
-
-			rl_put(t->readers);
-			t->readers = nr;
-		}
-		mid = merge(mid, t);
-		cur = t->hi;
+		if (cur < hi)
+			*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ cur, hi, 0,
+				{ { eid, 0 }, NULL } };
 	}
-	if (write)
-		mid = node_new(m, lo, hi, eid, NULL);
-	else if (cur < hi)
-		mid = merge(mid, node_new(m, cur, hi, 0, rl_push(NULL, eid)));
-	m->root = merge(merge(l, mid), r);
+	if (nold && m->old[nold - 1].hi > hi)
+		*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ hi, m->old[nold - 1].hi,
+			m->old[nold - 1].writer, rd_get(m->old[nold - 1].rd) };
+
+	/* apply it: in place, spliced into the leaf, or entry by entry */
+	same = nold == nnew && in_leaf == nold;
+	for (i = 0; same && i < nold; i++)
+		same = m->old[i].lo == m->neu[i].lo;
+	if (same || (in_leaf == nold && l->n - nold + nnew <= DI_FAN)) {
+		if (!same) {
+			memmove(&l->key[j + nnew], &l->key[j + nold], (l->n - j - nold) * sizeof(l->key[0]));
+			memmove(&l->ent[j + nnew], &l->ent[j + nold], (l->n - j - nold) * sizeof(l->ent[0]));
+			l->n = l->n - nold + nnew;
+			m->count = m->count - nold + nnew;
+		}
+		for (i = 0; i < nnew; i++) {
+			l->key[j + i] = m->neu[i].lo;
+			l->ent[j + i].hi = m->neu[i].hi;
+			l->ent[j + i].writer = m->neu[i].writer;
+			l->ent[j + i].rd = m->neu[i].rd;
+		}
+		if (j == 0 && !same)
+			fix_min(m, m->depth, l->key[0]);
+	} else {
+		for (i = 0; i < nold; i++)
+			tree_erase(m, m->old[i].lo);
+		for (i = 0; i < nnew; i++)
+			tree_insert(m, &m->neu[i]);
+	}
+	for (i = 0; i < nold; i++)
+		rl_put(m, m->old[i].rd.rest);
 }

@@ -85,13 +85,25 @@ CREATE TABLE event_data (
 	args BLOB
 );
 
--- Dependency edges.  kind: enum st_edge_kind.  label: flow name/id, buffer
--- or semaphore that caused it.
-CREATE TABLE edges (
-	src   INTEGER NOT NULL,
-	dst   INTEGER NOT NULL,
-	kind  INTEGER NOT NULL,
-	label TEXT
+-- Dependency edges are packed too, not one row each (encoding:
+-- store/st-edges.h and docs/dependencies.md).  Event ids are cut into
+-- blocks of 256: edge_blocks row b holds the edges into events
+-- 256b..256b+255 (ins, sorted by dst) and the edges out of them (outs,
+-- sorted by src).  Labels are ids into edge_labels, whose row g holds the
+-- texts of labels 256g..256g+255.  Every connection that opens a trace
+-- through neuron-explorer sees them as the read-only virtual table `edges`
+-- (store/st-edges.c) with the columns src, dst, kind and label, looked up by
+-- src = ? or dst = ?.  kind: enum st_edge_kind.  label: flow name/id, buffer
+-- bytes or semaphore condition that caused it.
+CREATE TABLE edge_blocks (
+	id   INTEGER PRIMARY KEY,	-- block: event ids 256 * id .. 256 * id + 255
+	ins  BLOB,
+	outs BLOB
+);
+
+CREATE TABLE edge_labels (
+	id    INTEGER PRIMARY KEY,	-- label ids 256 * id .. 256 * id + 255
+	texts BLOB NOT NULL
 );
 
 -- Per-unit summary mipmap.  Level L buckets are (bucket_ns << L) wide,
@@ -113,7 +125,3 @@ CREATE TABLE summaries (
 	vlast    REAL,
 	PRIMARY KEY (unit_id, level, bucket)
 ) WITHOUT ROWID;
-
--- Created after the bulk load (store/st-finish.c):
---   CREATE INDEX edges_src ON edges(src, kind);
---   CREATE INDEX edges_dst ON edges(dst, kind);

@@ -5,8 +5,8 @@
  * nesting depth (slices that break nesting go one row deeper and are
  * counted), per-(unit, depth) maximum durations and the level-0 summary
  * buckets; higher summary levels are merged from level 0 per unit.  Then
- * explicit edges are remapped, deps/ derives the access-set edges, indexes
- * are built and the file is synced.
+ * explicit edges are remapped, deps/ derives the access-set edges, the
+ * edges are packed and the file is synced.
  *
  * Memory: one uint32 per event for the seq -> id map, the nesting stack and
  * the summary buckets of the current unit (at most 2^ST_LEVEL0_MAX_BITS).
@@ -574,38 +574,43 @@ out:
 	return rc;
 }
 
+/*
+ * Start packing edges (st-edges.h): the explicit edges of the reader,
+ * remapped from seq to id, then deps_derive() adds the derived ones through
+ * st_writer_add_edge() and st_writer_finish() writes them all.
+ */
 static int
 st_fin_edges(struct st_fin *f)
 {
 	struct st_writer *w = f->w;
-	sqlite3_stmt *q = NULL, *ins = NULL;
-	int rc = 0;
+	sqlite3_stmt *q = NULL;
+	int rc, s;
 
+	rc = st_edges_new(&w->edges, w->db, w->seq, ST_EDGE_RAM, w->path, f->err);
+	if (rc < 0)
+		goto out;
 	if (sqlite3_prepare_v2(w->db, "SELECT src, dst, kind, label FROM stage._raw_edges", -1, &q,
-			       NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(w->db, "INSERT INTO edges VALUES (?,?,?,?)", -1, &ins,
 			       NULL) != SQLITE_OK) {
 		rc = tc_err_set(f->err, -EIO, "edges: %s", sqlite3_errmsg(w->db));
 		goto out;
 	}
-	while (sqlite3_step(q) == SQLITE_ROW) {
+	while ((s = sqlite3_step(q)) == SQLITE_ROW) {
 		int64_t src = sqlite3_column_int64(q, 0), dst = sqlite3_column_int64(q, 1);
 		int kind = sqlite3_column_int(q, 2);
+		const char *label = (const char *)sqlite3_column_text(q, 3);
 
-		sqlite3_bind_int64(ins, 1, f->map[src]);
-		sqlite3_bind_int64(ins, 2, f->map[dst]);
-		sqlite3_bind_int(ins, 3, kind);
-		sqlite3_bind_value(ins, 4, sqlite3_column_value(q, 3));
-		if (sqlite3_step(ins) != SQLITE_DONE) {
-			rc = tc_err_set(f->err, -EIO, "edges: %s", sqlite3_errmsg(w->db));
+		rc = st_edges_add(w->edges, f->map[src], f->map[dst], kind, label,
+				  (size_t)sqlite3_column_bytes(q, 3));
+		if (rc < 0) {
+			rc = tc_err_set(f->err, rc, "edges: %s", strerror(-rc));
 			goto out;
 		}
-		sqlite3_reset(ins);
 		w->stats.edges[kind]++;
 	}
+	if (s != SQLITE_DONE)
+		rc = tc_err_set(f->err, -EIO, "edges: %s", sqlite3_errmsg(w->db));
 out:
 	sqlite3_finalize(q);
-	sqlite3_finalize(ins);
 	return rc;
 }
 
@@ -752,17 +757,11 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	st_fin_time(&f, "deps");
 	if (rc < 0)
 		goto out;
-	/*
-	 * After the bulk load: measured cheaper than maintaining them per row.
-	 * SQLite's sorter hands a full in-memory run (its size is the page
-	 * cache) to a worker thread (PRAGMA threads=2, st-writer.c) and goes on
-	 * scanning: with a 4 MiB cache big runs are sorted in parallel.
-	 */
+	/* the explicit and derived edges, packed per block of events (st-edges.c) */
 	rc = st_exec(w->db, "PRAGMA cache_size=-4096;", err);
 	if (!rc)
-		rc = st_exec(w->db, "CREATE INDEX edges_src ON edges(src, kind);"
-			     "CREATE INDEX edges_dst ON edges(dst, kind);", err);
-	st_fin_time(&f, "idx-edge");
+		rc = st_edges_finish(w->edges, err);
+	st_fin_time(&f, "edgepack");
 	if (rc < 0)
 		goto out;
 	w->stats.start_ns = w->seq ? w->min_ts : 0;

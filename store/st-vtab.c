@@ -1057,6 +1057,7 @@ static const sqlite3_module vt_module = {
 int
 st_sql_register(sqlite3 *db)
 {
-	return sqlite3_create_module_v2(db, "events", &vt_module, NULL, NULL) == SQLITE_OK ?
-	       0 : -EIO;
+	if (sqlite3_create_module_v2(db, "events", &vt_module, NULL, NULL) != SQLITE_OK)
+		return -EIO;
+	return st_edges_register(db);
 }

@@ -79,6 +79,7 @@ st_writer_release(struct st_writer *w)
 	st_spill_close(&w->recs);
 	st_spill_close(&w->args);
 	st_keys_free(&w->keys);
+	st_edges_free(w->edges);
 	sqlite3_finalize(w->ins_edge);
 	sqlite3_finalize(w->ins_str);
 	if (w->db)

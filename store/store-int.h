@@ -5,6 +5,7 @@
 
 #include <pthread.h>
 #include "store/store.h"
+#include "store/st-edges.h"
 
 struct st_hent {		/* open-addressing string -> id map entry */
 	char *key;
@@ -123,6 +124,7 @@ struct st_writer {
 	int64_t min_ts, max_end;
 	int64_t nedges_raw;
 	int64_t nflagged;		/* events whose args carry access sets */
+	struct st_edges *edges;		/* during finish: the edges to pack (st-edges.h) */
 	struct st_stats stats;
 	int failed;			/* first write error */
 	struct tc_err ferr;

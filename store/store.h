@@ -194,6 +194,29 @@ void st_writer_count_unmatched(struct st_writer *w);
 void st_writer_count_bad_access(struct st_writer *w, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/**
+ * st_writer_add_edge - for deps/ during finish: store edge @src -> @dst
+ * (final event ids) of @kind, labelled with @len bytes of @label (NULL: no
+ * label).  Edges are packed at the end of st_writer_finish(); the caller
+ * counts them in the stats.  Return: 0 or -errno (-EINVAL: an id out of
+ * range or a bad kind).
+ */
+int st_writer_add_edge(struct st_writer *w, int64_t src, int64_t dst, int kind,
+		       const char *label, size_t len);
+
+/* Label shapes st_writer_add_edge_parts() takes. */
+#define ST_LABEL_BYTES 1	/* NAME[A:B], A <= B */
+#define ST_LABEL_AT_LEAST 2	/* NAME>=A */
+
+/**
+ * st_writer_add_edge_parts - st_writer_add_edge() with a label given in
+ * parts: @name (@len bytes) and the numbers @a, @b of @shape.  The label
+ * reads back as the text (decimal numbers), without that text being made
+ * or parsed here.  Return: as st_writer_add_edge(); -EINVAL for a bad shape.
+ */
+int st_writer_add_edge_parts(struct st_writer *w, int64_t src, int64_t dst, int kind, int shape,
+			     const char *name, size_t len, uint64_t a, uint64_t b);
+
 /** st_writer_db - the underlying connection (for deps/ during finish). */
 sqlite3 *st_writer_db(struct st_writer *w);
 

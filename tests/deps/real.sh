@@ -12,12 +12,8 @@ ok $? "catapult_flow.json ingests"
 nflow=$(jget "$T/ingest.json" "j['flows']['flow']")
 ok "$([ "$nflow" -gt 0 ] && echo 0 || echo 1)" "it has flow edges ($nflow)"
 db="$T/d/traces/$id.db"
-dst=$("${PYTHON3:-python3}" -c "
-import sqlite3, sys
-print(sqlite3.connect(sys.argv[1]).execute('SELECT dst FROM edges WHERE kind = 0 ORDER BY dst LIMIT 1').fetchone()[0])" "$db")
-src=$("${PYTHON3:-python3}" -c "
-import sqlite3, sys
-print(sqlite3.connect(sys.argv[1]).execute('SELECT min(src) FROM edges WHERE kind = 0 AND dst = ?', (int(sys.argv[2]),)).fetchone()[0])" "$db" "$dst")
+dst=$("$NX" sql "$db" "SELECT dst FROM edges WHERE kind = 0 ORDER BY dst LIMIT 1")
+src=$("$NX" sql "$db" "SELECT min(src) FROM edges WHERE kind = 0 AND dst = $dst")
 "$NX" deps --data "$T/d" "$id" "$dst" --dir in --kinds flow --json >"$T/in.json"
 ok $? "deps --dir in --kinds flow"
 is "$(jget "$T/in.json" "min(e['src'] for e in j['edges'] if e['dst'] == $dst)")" "$src" \

@@ -38,6 +38,34 @@ is "$(jget "$T/chain4.json" "len(j['edges'])")" "0" "--kinds flow skips order ed
 "$NX" deps --data "$T/d" "$id" "$c4" >"$T/human.txt"
 check "human output names the semaphore" grep -q "c3 .*order *R\[0\]>=1" "$T/human.txt"
 
+# Equal start times on one unit: ids run longest first, processing goes by
+# end time, then file order; another unit's event falls in between.
+id=$(ingest_id "$DD/ties.json")
+ok $? "ties.json ingests"
+is "$(edges "$id")" \
+	"inner2>other:output:E;inner>inner2:output:E;other>outer:output:E;outer>later:flow:E" \
+	"nested slices with one start time on one unit, in order of their ends"
+
+# More units with access sets than the per-unit merge takes (256): SQLite
+# sorts them instead, with the same rules.  Unit i writes M[i:i+1] and
+# reads M[i-1:i] after unit i - 1 wrote it.
+"${PYTHON3:-python3}" - "$T/many.json" <<'PY'
+import json, sys
+ev = []
+for i in range(300):
+    a = {"writes": ["M[%d:%d]" % (i, i + 1)]}
+    if i:
+        a["reads"] = ["M[%d:%d]" % (i - 1, i)]
+    ev.append({"name": "e%d" % i, "ph": "X", "ts": 10 * i, "dur": 5, "pid": 1, "tid": i + 1,
+               "args": a})
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PY
+id=$(ingest_id "$T/many.json")
+ok $? "300 units with access sets ingest"
+is "$(edges "$id")" "$("${PYTHON3:-python3}" -c "
+print(';'.join(sorted('e%d>e%d:flow:M[%d:%d]' % (i - 1, i, i - 1, i) for i in range(1, 300))))")" \
+	"each unit's read depends on the previous unit's write"
+
 # Malformed strings: counted, first example reported, the trace still ingests.
 id=$(ingest_id "$DD/bad.json")
 ok $? "bad.json still ingests"

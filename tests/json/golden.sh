@@ -29,7 +29,7 @@ for f in "$SHARED"/*.json "$SHARED"/*.json.gz; do
 	   "$(field "$T/want.json" slices)" "$b: slices stored in the SQLite file"
 	is "$("$NX" sql "$db" 'SELECT count(*) FROM events WHERE kind = 1')" \
 	   "$(field "$T/want.json" instants)" "$b: instants stored"
-	is "$(sqlite3 "$db" 'SELECT count(*) FROM edges WHERE kind = 0')" \
+	is "$("$NX" sql "$db" 'SELECT count(*) FROM edges WHERE kind = 0')" \
 	   "$(field "$T/want.json" flows)" "$b: flow edges stored"
 	echo "$b $(cat "$T/got.json")" >>"$T/all.txt"
 done

@@ -1,0 +1,1281 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store/st-edges.c - packed dependency edges (the format is in st-edges.h):
+ * the collector that st_writer_finish() feeds and the read-only virtual
+ * table `edges` that every trace connection sees.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "common/tc-varint.h"
+#include "store/store-int.h"
+
+#define ST_EDGE_KIND_BITS 3
+#define ST_LABEL_TEXT 1		/* label forms (st-edges.h) */
+#define ST_LABEL_RANGE 2
+#define ST_LABEL_WAIT 3
+#define ST_LABEL_ARENA (32u << 20)	/* label bytes kept for interning before a reset */
+#define ST_LABEL_SLOTS_MAX (1u << 21)
+
+/* ---- the collector ---- */
+
+#define ST_EDGE_PAGE_MAX (64u << 10)	/* bytes per page, at most */
+#define ST_LCACHE 4096			/* direct-mapped label cache entries */
+#define ST_LCACHE_TEXT 22
+
+/*
+ * A record, the same bytes in both streams: uvarint src, uvarint dst, then
+ * the label part exactly as the blobs hold it (st-edges.h): uvarint
+ * x << 3 | kind and the form's numbers.
+ */
+#define ST_REC_MAX (5 * TC_VARINT_MAX)
+
+struct st_epage {		/* a full page: in memory, or in the spill at off */
+	uint8_t *mem;
+	uint64_t off;
+	uint32_t bytes;
+};
+
+struct st_estream {		/* the records of one partition in one order */
+	struct st_epage *pages;
+	size_t npages, cap;
+	uint8_t *cur;		/* the page being filled */
+	uint32_t used;
+	uint64_t count, bytes;
+};
+
+struct st_lslot {		/* interning: label text -> id */
+	uint32_t hash, id, off, len;
+};
+
+struct st_lcache {		/* recently used short texts, in front of the slots */
+	uint32_t hash, id;
+	uint8_t len;
+	char text[ST_LCACHE_TEXT];
+};
+
+struct st_edges {
+	sqlite3 *db;
+	int64_t max_id;
+	unsigned part_shift;	/* event ids per partition: 1 << part_shift */
+	uint32_t nparts;
+	struct st_estream *in, *out;	/* [nparts]: by dst, by src */
+	uint32_t page_bytes;
+	size_t ram, ram_used;
+	char *spill_base;
+	struct st_spill spill;
+	bool spilling;
+	int64_t nedges;
+	int failed;
+	/* label texts */
+	struct st_lcache *cache;
+	struct st_lslot *slots;
+	uint32_t nslots, nused;
+	struct tc_buf arena;	/* texts of the interned labels */
+	uint32_t next_label;	/* ids from 1; 0 is an empty entry */
+	struct tc_buf group;	/* the edge_labels row being built */
+	sqlite3_stmt *ins_label, *ins_block;
+};
+
+static int
+st_edges_sqlerr(struct st_edges *x, struct tc_err *err, const char *what)
+{
+	return tc_err_set(err, -EIO, "edges: %s: %s", what, sqlite3_errmsg(x->db));
+}
+
+int
+st_edges_new(struct st_edges **out, sqlite3 *db, int64_t max_id, size_t ram,
+	     const char *spill_base, struct tc_err *err)
+{
+	struct st_edges *x = tc_xcalloc(1, sizeof(*x));
+	int rc = 0;
+
+	*out = NULL;
+	x->spill.fd = -1;
+	if (max_id < 0 || max_id > UINT32_MAX) {
+		rc = tc_err_set(err, -EINVAL, "edges: %lld events are too many", (long long)max_id);
+		goto out;
+	}
+	x->db = db;
+	x->max_id = max_id;
+	x->part_shift = 16;
+	while (((uint64_t)max_id >> x->part_shift) + 1 > ST_EDGE_PARTS)
+		x->part_shift++;
+	x->nparts = (uint32_t)((uint64_t)max_id >> x->part_shift) + 1;
+	x->in = tc_xcalloc(x->nparts, sizeof(*x->in));
+	x->out = tc_xcalloc(x->nparts, sizeof(*x->out));
+	/* the pages being filled must fit in a quarter of the budget */
+	x->page_bytes = (uint32_t)TC_MIN((size_t)ST_EDGE_PAGE_MAX, ram / 4 / (2 * x->nparts));
+	if (x->page_bytes < 1024)
+		x->page_bytes = 1024;
+	x->ram = ram;
+	x->spill_base = tc_xstrdup(spill_base);
+	x->cache = tc_xcalloc(ST_LCACHE, sizeof(*x->cache));
+	x->next_label = 1;
+	tc_buf_init(&x->arena);
+	tc_buf_init(&x->group);
+	{
+		uint8_t zero = 0;	/* label 0: an empty entry */
+
+		tc_buf_add(&x->group, &zero, 1);
+	}
+	if (sqlite3_prepare_v2(db, "INSERT INTO edge_labels(id, texts) VALUES (?, ?)", -1,
+			       &x->ins_label, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO edge_blocks(id, ins, outs) VALUES (?, ?, ?)", -1,
+			       &x->ins_block, NULL) != SQLITE_OK) {
+		rc = st_edges_sqlerr(x, err, "prepare");
+		goto out;
+	}
+out:
+	if (rc < 0)
+		st_edges_free(x);
+	else
+		*out = x;
+	return rc;
+}
+
+void
+st_edges_free(struct st_edges *x)
+{
+	if (!x)
+		return;
+	for (uint32_t p = 0; x->in && x->out && p < x->nparts; p++) {
+		for (int d = 0; d < 2; d++) {
+			struct st_estream *s = d ? &x->out[p] : &x->in[p];
+
+			for (size_t i = 0; i < s->npages; i++)
+				free(s->pages[i].mem);
+			free(s->pages);
+			free(s->cur);
+		}
+	}
+	free(x->in);
+	free(x->out);
+	if (x->spill.fd >= 0)
+		st_spill_close(&x->spill);
+	free(x->spill_base);
+	free(x->cache);
+	free(x->slots);
+	tc_buf_free(&x->arena);
+	tc_buf_free(&x->group);
+	sqlite3_finalize(x->ins_label);
+	sqlite3_finalize(x->ins_block);
+	free(x);
+}
+
+int64_t
+st_edges_count(const struct st_edges *x)
+{
+	return x ? x->nedges : 0;
+}
+
+/* Write the label row being built (group @g); 0 or -EIO. */
+static int
+st_edges_flush_labels(struct st_edges *x, uint32_t g)
+{
+	int rc = 0;
+
+	sqlite3_bind_int64(x->ins_label, 1, g);
+	sqlite3_bind_blob(x->ins_label, 2, x->group.data, (int)x->group.len, SQLITE_STATIC);
+	if (sqlite3_step(x->ins_label) != SQLITE_DONE)
+		rc = -EIO;
+	sqlite3_reset(x->ins_label);
+	x->group.len = 0;
+	return rc;
+}
+
+/* Forget every interned text (ids stay taken): bounds the table's memory. */
+static void
+st_edges_label_reset(struct st_edges *x)
+{
+	memset(x->slots, 0, x->nslots * sizeof(*x->slots));
+	x->nused = 0;
+	x->arena.len = 0;
+}
+
+static void
+st_edges_label_grow(struct st_edges *x)
+{
+	uint32_t ns = x->nslots ? x->nslots * 2 : 4096;
+	struct st_lslot *old = x->slots;
+
+	x->slots = tc_xcalloc(ns, sizeof(*x->slots));
+	for (uint32_t i = 0; i < x->nslots; i++) {
+		uint32_t k;
+
+		if (!old[i].id)
+			continue;
+		for (k = old[i].hash & (ns - 1); x->slots[k].id; k = (k + 1) & (ns - 1))
+			;
+		x->slots[k] = old[i];
+	}
+	free(old);
+	x->nslots = ns;
+}
+
+/* The id of text @s (@len bytes): interned, or a new one.  0 or -errno. */
+static int
+st_edges_text(struct st_edges *x, const char *s, size_t len, uint32_t *id)
+{
+	uint32_t h, k;
+	uint8_t v[TC_VARINT_MAX];
+	struct st_lcache *c;
+
+	if (len > INT32_MAX)
+		return -EINVAL;
+	h = st_hash(s, len);
+	c = &x->cache[h & (ST_LCACHE - 1)];
+	if (c->id && c->hash == h && c->len == len && !memcmp(c->text, s, len)) {
+		*id = c->id;
+		return 0;
+	}
+	if (2 * (x->nused + 1) > x->nslots) {
+		if (x->nslots >= ST_LABEL_SLOTS_MAX)
+			st_edges_label_reset(x);
+		else
+			st_edges_label_grow(x);
+	}
+	for (k = h & (x->nslots - 1); x->slots[k].id; k = (k + 1) & (x->nslots - 1)) {
+		struct st_lslot *sl = &x->slots[k];
+
+		if (sl->hash == h && sl->len == len && !memcmp(x->arena.data + sl->off, s, len)) {
+			*id = sl->id;
+			goto cache;
+		}
+	}
+	if (x->next_label == UINT32_MAX)
+		return -EOVERFLOW;
+	*id = x->next_label++;
+	tc_buf_add(&x->group, v, tc_uvarint_put(v, len));
+	tc_buf_add(&x->group, s, len);
+	if (x->next_label % ST_EDGE_LABELS == 0 &&
+	    st_edges_flush_labels(x, *id / ST_EDGE_LABELS) < 0)
+		return -EIO;
+	if (x->arena.len + len > ST_LABEL_ARENA) {
+		st_edges_label_reset(x);
+		for (k = h & (x->nslots - 1); x->slots[k].id; k = (k + 1) & (x->nslots - 1))
+			;
+	}
+	x->slots[k].hash = h;
+	x->slots[k].id = *id;
+	x->slots[k].off = (uint32_t)x->arena.len;
+	x->slots[k].len = (uint32_t)len;
+	tc_buf_add(&x->arena, s, len);
+	x->nused++;
+cache:
+	if (len <= ST_LCACHE_TEXT) {
+		c->hash = h;
+		c->id = *id;
+		c->len = (uint8_t)len;
+		memcpy(c->text, s, len);
+	}
+	return 0;
+}
+
+/* A canonical decimal (no sign, no leading zero) of @n bytes into @v. */
+static bool
+st_dec(const char *s, size_t n, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	if (n == 0 || n > 20 || (s[0] == '0' && n > 1))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = (unsigned char)s[i] - '0';
+
+		if (d > 9 || r > (UINT64_MAX - d) / 10)
+			return false;
+		r = r * 10 + d;
+	}
+	*v = r;
+	return true;
+}
+
+/*
+ * The label part of a record for @label: the form (st-edges.h) that
+ * rebuilds exactly these bytes: "P[LO:HI]" and "P>=N" keep the prefix P as a
+ * text and the numbers as varints, anything else is one text.  Returns the
+ * bytes written at @p (room for 4 varints), or -errno.
+ */
+static int
+st_edges_label(struct st_edges *x, int kind, const char *s, size_t n, uint8_t *p)
+{
+	uint8_t *q = p;
+	uint64_t lo, hi;
+	uint32_t id;
+	size_t i;
+	int rc;
+
+	if (!s) {
+		q += tc_uvarint_put(q, (uint64_t)kind);
+		return (int)(q - p);
+	}
+	/* P[LO:HI] */
+	if (n >= 5 && s[n - 1] == ']') {
+		size_t colon = 0;
+
+		for (i = n - 2; i > 0 && s[i] != '['; i--)
+			if (s[i] == ':' && !colon)
+				colon = i;
+		if (i > 0 && colon > i && st_dec(s + i + 1, colon - i - 1, &lo) &&
+		    st_dec(s + colon + 1, n - 2 - colon, &hi) && hi >= lo) {
+			rc = st_edges_text(x, s, i, &id);
+			if (rc < 0)
+				return rc;
+			q += tc_uvarint_put(q, ((uint64_t)id << 2 | ST_LABEL_RANGE) << 3 | (uint64_t)kind);
+			q += tc_uvarint_put(q, lo);
+			q += tc_uvarint_put(q, hi - lo);
+			return (int)(q - p);
+		}
+	}
+	/* P>=N */
+	for (i = n; i > 0 && s[i - 1] >= '0' && s[i - 1] <= '9'; i--)
+		;
+	if (i >= 3 && i < n && s[i - 1] == '=' && s[i - 2] == '>' && st_dec(s + i, n - i, &lo)) {
+		rc = st_edges_text(x, s, i - 2, &id);
+		if (rc < 0)
+			return rc;
+		q += tc_uvarint_put(q, ((uint64_t)id << 2 | ST_LABEL_WAIT) << 3 | (uint64_t)kind);
+		q += tc_uvarint_put(q, lo);
+		return (int)(q - p);
+	}
+	rc = st_edges_text(x, s, n, &id);
+	if (rc < 0)
+		return rc;
+	q += tc_uvarint_put(q, ((uint64_t)id << 2 | ST_LABEL_TEXT) << 3 | (uint64_t)kind);
+	return (int)(q - p);
+}
+
+/* The page of @s is full: keep it in memory while the budget allows, else spill it. */
+static int
+st_edges_page_done(struct st_edges *x, struct st_estream *s)
+{
+	struct st_epage *pg;
+	int rc;
+
+	if (s->npages == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 8;
+		s->pages = tc_xrealloc(s->pages, s->cap * sizeof(*s->pages));
+	}
+	pg = &s->pages[s->npages++];
+	pg->bytes = s->used;
+	pg->mem = NULL;
+	pg->off = 0;
+	if (x->ram_used + x->page_bytes <= x->ram) {
+		pg->mem = s->cur;
+		s->cur = NULL;
+		x->ram_used += x->page_bytes;
+	} else {
+		if (!x->spilling) {
+			struct tc_err e = { 0 };
+
+			rc = st_spill_open(&x->spill, x->spill_base, ".edges", &e);
+			if (rc < 0) {
+				x->spill.fd = -1;
+				return rc;
+			}
+			x->spilling = true;
+		}
+		pg->off = x->spill.size;
+		rc = st_spill_write(&x->spill, s->cur, s->used);
+		if (rc < 0)
+			return rc;
+	}
+	s->used = 0;
+	return 0;
+}
+
+static int
+st_edges_push(struct st_edges *x, struct st_estream *s, const uint8_t *rec, size_t n)
+{
+	int rc;
+
+	if (s->cur && s->used + n > x->page_bytes) {
+		rc = st_edges_page_done(x, s);
+		if (rc < 0)
+			return rc;
+	}
+	if (!s->cur)
+		s->cur = tc_xmalloc(x->page_bytes);
+	for (size_t k = 0; k < n; k++)		/* a few bytes: no memcpy call */
+		s->cur[s->used + k] = rec[k];
+	s->used += (uint32_t)n;
+	s->count++;
+	s->bytes += n;
+	return 0;
+}
+
+/*
+ * Append record @rec (src, dst, label part) to the ins of dst, and src, dst
+ * and the kind alone to the outs of src: the outs leave the label to the
+ * ins (st-edges.h).
+ */
+static int
+st_edges_put(struct st_edges *x, int64_t src, int64_t dst, int kind, const uint8_t *rec,
+	     size_t n)
+{
+	uint8_t out[3 * TC_VARINT_MAX], *p = out;
+	int rc;
+
+	p += tc_uvarint_put(p, (uint64_t)src);
+	p += tc_uvarint_put(p, (uint64_t)dst);
+	p += tc_uvarint_put(p, (uint64_t)kind);
+	rc = st_edges_push(x, &x->in[(uint64_t)dst >> x->part_shift], rec, n);
+	if (rc >= 0)
+		rc = st_edges_push(x, &x->out[(uint64_t)src >> x->part_shift], out,
+				   (size_t)(p - out));
+	if (rc < 0)
+		x->failed = rc;
+	else
+		x->nedges++;
+	return rc < 0 ? rc : 0;
+}
+
+static bool
+st_edges_bad(const struct st_edges *x, int64_t src, int64_t dst, int kind)
+{
+	return src < 0 || dst < 0 || src > x->max_id || dst > x->max_id || kind < 0 ||
+	       kind >= (1 << ST_EDGE_KIND_BITS);
+}
+
+int
+st_edges_add(struct st_edges *x, int64_t src, int64_t dst, int kind, const char *label,
+	     size_t len)
+{
+	uint8_t rec[ST_REC_MAX], *p = rec;
+	int rc;
+
+	if (x->failed)
+		return x->failed;
+	if (st_edges_bad(x, src, dst, kind))
+		return -EINVAL;
+	p += tc_uvarint_put(p, (uint64_t)src);
+	p += tc_uvarint_put(p, (uint64_t)dst);
+	rc = st_edges_label(x, kind, label, len, p);
+	if (rc == -EINVAL)
+		return rc;
+	if (rc < 0) {
+		x->failed = rc;
+		return rc;
+	}
+	return st_edges_put(x, src, dst, kind, rec, (size_t)(p + rc - rec));
+}
+
+int
+st_edges_add_parts(struct st_edges *x, int64_t src, int64_t dst, int kind, int shape,
+		   const char *name, size_t len, uint64_t a, uint64_t b)
+{
+	uint8_t rec[ST_REC_MAX], *p = rec;
+	uint32_t id;
+	int rc;
+
+	if (x->failed)
+		return x->failed;
+	if (st_edges_bad(x, src, dst, kind) ||
+	    (shape != ST_LABEL_BYTES && shape != ST_LABEL_AT_LEAST) ||
+	    (shape == ST_LABEL_BYTES && a > b))
+		return -EINVAL;
+	rc = st_edges_text(x, name, len, &id);
+	if (rc < 0) {
+		if (rc != -EINVAL)
+			x->failed = rc;
+		return rc;
+	}
+	p += tc_uvarint_put(p, (uint64_t)src);
+	p += tc_uvarint_put(p, (uint64_t)dst);
+	if (shape == ST_LABEL_BYTES) {
+		p += tc_uvarint_put(p, ((uint64_t)id << 2 | ST_LABEL_RANGE) << 3 | (uint64_t)kind);
+		p += tc_uvarint_put(p, a);
+		p += tc_uvarint_put(p, b - a);
+	} else {
+		p += tc_uvarint_put(p, ((uint64_t)id << 2 | ST_LABEL_WAIT) << 3 | (uint64_t)kind);
+		p += tc_uvarint_put(p, a);
+	}
+	return st_edges_put(x, src, dst, kind, rec, (size_t)(p - rec));
+}
+
+int
+st_writer_add_edge(struct st_writer *w, int64_t src, int64_t dst, int kind, const char *label,
+		   size_t len)
+{
+	return w->edges ? st_edges_add(w->edges, src, dst, kind, label, len) : -EINVAL;
+}
+
+int
+st_writer_add_edge_parts(struct st_writer *w, int64_t src, int64_t dst, int kind, int shape,
+			 const char *name, size_t len, uint64_t a, uint64_t b)
+{
+	return w->edges ? st_edges_add_parts(w->edges, src, dst, kind, shape, name, len, a, b)
+			: -EINVAL;
+}
+
+/* Bytes of the label part at @p (its form says how many numbers follow). */
+static size_t
+st_label_len(const uint8_t *p, const uint8_t *end)
+{
+	const uint8_t *q = p;
+	uint64_t v, form;
+	int more;
+
+	if (tc_uvarint_get(&q, end, &v))
+		return 0;
+	form = (v >> ST_EDGE_KIND_BITS) & 3;
+	more = (v >> ST_EDGE_KIND_BITS) == 0 ? 0 : form == ST_LABEL_RANGE ? 2 :
+	       form == ST_LABEL_WAIT ? 1 : 0;
+	while (more--)
+		if (tc_uvarint_get(&q, end, &v))
+			return 0;
+	return (size_t)(q - p);
+}
+
+/* Move the records of @s into @v (room for s->bytes), releasing its pages. */
+static void
+st_edges_load(struct st_edges *x, struct st_estream *s, uint8_t *v)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->npages; i++) {
+		struct st_epage *pg = &s->pages[i];
+		const void *from = pg->mem ? (const void *)pg->mem : x->spill.map + pg->off;
+
+		memcpy(v + n, from, pg->bytes);
+		n += pg->bytes;
+		free(pg->mem);
+		pg->mem = NULL;
+	}
+	if (s->used)
+		memcpy(v + n, s->cur, s->used);
+	free(s->cur);
+	s->cur = NULL;
+	s->npages = s->used = 0;
+}
+
+/* One parsed record of a loaded partition. */
+struct st_eref {
+	uint32_t self, peer;	/* dst and src in the ins order, src and dst in the outs */
+	uint32_t off;		/* of its label part in the loaded bytes */
+	uint16_t len;		/* of its label part */
+};
+
+/*
+ * Parse the @n records at @v (@bytes), keyed by their dst (@by_src: src)
+ * less @base, and counting-sort them (stably) into @to; @first[i] gets the
+ * index of the first record of local id i (first[i + 1] is past its last).
+ * Return: 0 or -EBADMSG.
+ */
+static int
+st_edges_sort(const uint8_t *v, size_t bytes, size_t n, bool by_src, uint32_t base,
+	      struct st_eref *tmp, uint32_t *first, size_t nids, struct st_eref *to)
+{
+	const uint8_t *p = v, *end = v + bytes;
+
+	memset(first, 0, (nids + 1) * sizeof(*first));
+	for (size_t i = 0; i < n; i++) {
+		uint64_t src, dst;
+		size_t l;
+
+		if (tc_uvarint_get(&p, end, &src) || tc_uvarint_get(&p, end, &dst))
+			return -EBADMSG;
+		l = st_label_len(p, end);
+		if (!l)
+			return -EBADMSG;
+		tmp[i].self = (uint32_t)(by_src ? src : dst);
+		tmp[i].peer = (uint32_t)(by_src ? dst : src);
+		tmp[i].off = (uint32_t)(p - v);
+		tmp[i].len = (uint16_t)l;
+		first[tmp[i].self - base + 1]++;
+		p += l;
+	}
+	for (size_t i = 1; i <= nids; i++)
+		first[i] += first[i - 1];
+	for (size_t i = 0; i < n; i++)
+		to[first[tmp[i].self - base]++] = tmp[i];
+	/* first[i] is now past the last record of i: shift back */
+	memmove(first + 1, first, nids * sizeof(*first));
+	first[0] = 0;
+	return 0;
+}
+
+/* Encode records [@a, @b) of a sorted list into @buf; returns its size. */
+static size_t
+st_edges_encode(const struct st_eref *r, size_t a, size_t b, const uint8_t *v,
+		uint32_t block_base, uint8_t *buf)
+{
+	uint8_t *p = buf;
+	uint32_t prev = block_base;
+
+	for (size_t i = a; i < b; i++) {
+		p += tc_uvarint_put(p, r[i].self - prev);
+		p += tc_uvarint_put(p, tc_zigzag((int64_t)r[i].peer - (int64_t)r[i].self));
+		for (uint16_t k = 0; k < r[i].len; k++)	/* a few bytes: no memcpy call */
+			*p++ = v[r[i].off + k];
+		prev = r[i].self;
+	}
+	return (size_t)(p - buf);
+}
+
+int
+st_edges_finish(struct st_edges *x, struct tc_err *err)
+{
+	size_t nids = (size_t)1 << x->part_shift, cap = 0, bcap = 0;
+	struct st_eref *tmp = NULL, *ra = NULL, *rb = NULL;
+	uint8_t *va = NULL, *vb = NULL, *ebuf = NULL, *obuf = NULL;
+	uint32_t *fa = NULL, *fb = NULL;
+	size_t ecap = 0, ocap = 0;
+	int rc = x->failed;
+
+	if (rc < 0) {
+		rc = tc_err_set(err, rc, "edges: %s", strerror(-rc));
+		goto out;
+	}
+	if (x->group.len && st_edges_flush_labels(x, (x->next_label - 1) / ST_EDGE_LABELS) < 0) {
+		rc = st_edges_sqlerr(x, err, "labels");
+		goto out;
+	}
+	if (x->spilling) {
+		rc = st_spill_map(&x->spill);
+		if (rc < 0) {
+			rc = tc_err_set(err, rc, "edges: spill: %s", strerror(-rc));
+			goto out;
+		}
+	}
+	fa = tc_xmalloc((nids + 1) * sizeof(*fa));
+	fb = tc_xmalloc((nids + 1) * sizeof(*fb));
+	for (uint32_t p = 0; p < x->nparts && !rc; p++) {
+		struct st_estream *si = &x->in[p], *so = &x->out[p];
+		size_t m = TC_MAX(si->count, so->count), mb = TC_MAX(si->bytes, so->bytes);
+		uint32_t base = p << x->part_shift;
+
+		if (!si->count && !so->count)
+			continue;
+		if (mb > UINT32_MAX) {
+			rc = tc_err_set(err, -EFBIG, "edges: %llu bytes of edges in one partition",
+					(unsigned long long)mb);
+			break;
+		}
+		if (m > cap) {
+			cap = m;
+			tmp = tc_xrealloc(tmp, cap * sizeof(*tmp));
+			ra = tc_xrealloc(ra, cap * sizeof(*ra));
+			rb = tc_xrealloc(rb, cap * sizeof(*rb));
+		}
+		if (mb > bcap) {
+			bcap = mb;
+			va = tc_xrealloc(va, bcap);
+			vb = tc_xrealloc(vb, bcap);
+		}
+		st_edges_load(x, si, va);
+		st_edges_load(x, so, vb);
+		if (st_edges_sort(va, si->bytes, si->count, false, base, tmp, fa, nids, ra) < 0 ||
+		    st_edges_sort(vb, so->bytes, so->count, true, base, tmp, fb, nids, rb) < 0) {
+			rc = tc_err_set(err, -EBADMSG, "edges: a record does not parse");
+			break;
+		}
+		for (size_t k = 0; k < nids && !rc; k += ST_EDGE_BLOCK) {
+			size_t a0 = fa[k], a1 = fa[TC_MIN(k + ST_EDGE_BLOCK, nids)];
+			size_t b0 = fb[k], b1 = fb[TC_MIN(k + ST_EDGE_BLOCK, nids)];
+			size_t ne, no;
+
+			if (a0 == a1 && b0 == b1)
+				continue;
+			if ((a1 - a0) * ST_REC_MAX > ecap) {
+				ecap = (a1 - a0) * ST_REC_MAX;
+				ebuf = tc_xrealloc(ebuf, ecap);
+			}
+			if ((b1 - b0) * ST_REC_MAX > ocap) {
+				ocap = (b1 - b0) * ST_REC_MAX;
+				obuf = tc_xrealloc(obuf, ocap);
+			}
+			ne = st_edges_encode(ra, a0, a1, va, base + (uint32_t)k, ebuf);
+			no = st_edges_encode(rb, b0, b1, vb, base + (uint32_t)k, obuf);
+			sqlite3_bind_int64(x->ins_block, 1, (base + (int64_t)k) / ST_EDGE_BLOCK);
+			if (ne)
+				sqlite3_bind_blob(x->ins_block, 2, ebuf, (int)ne, SQLITE_STATIC);
+			else
+				sqlite3_bind_null(x->ins_block, 2);
+			if (no)
+				sqlite3_bind_blob(x->ins_block, 3, obuf, (int)no, SQLITE_STATIC);
+			else
+				sqlite3_bind_null(x->ins_block, 3);
+			if (sqlite3_step(x->ins_block) != SQLITE_DONE)
+				rc = st_edges_sqlerr(x, err, "blocks");
+			sqlite3_reset(x->ins_block);
+		}
+		if (x->spilling)
+			st_spill_drop(&x->spill);
+	}
+out:
+	free(tmp);
+	free(ra);
+	free(rb);
+	free(va);
+	free(vb);
+	free(fa);
+	free(fb);
+	free(ebuf);
+	free(obuf);
+	return rc;
+}
+
+/* ---- the virtual table ---- */
+
+enum { EV_SRC, EV_DST, EV_KIND, EV_LABEL };
+
+#define EV_BY_DST 1
+#define EV_BY_SRC 2
+#define EV_BY_KIND 4
+
+struct ev_vtab {
+	sqlite3_vtab base;
+	sqlite3 *db;
+	struct tc_buf text;	/* a label being rebuilt */
+	sqlite3_stmt *get_ins, *get_outs, *get_label;
+	/* the last ins blob read for an outs row's label */
+	int64_t iblock;
+	uint8_t *iblob;
+	int iblen;
+	/* the last label row read: its texts, where each starts and its length */
+	int64_t lgroup;
+	uint8_t *lblob;
+	uint32_t loff[ST_EDGE_LABELS], llen[ST_EDGE_LABELS];
+	int lcount;
+};
+
+struct ev_row {
+	int64_t src, dst, rowid;
+	uint64_t a, b;		/* the numbers of a range or wait label */
+	uint32_t label;		/* text id (0: no label) */
+	uint8_t kind, form;
+};
+
+struct ev_cursor {
+	sqlite3_vtab_cursor base;
+	struct ev_row *rows;
+	size_t n, cap, i;
+	sqlite3_stmt *scan;	/* full scans: the blocks, in order */
+	bool eof;
+	int kind;		/* -1: any */
+};
+
+static int
+ev_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+	   char **errmsg)
+{
+	struct ev_vtab *vt;
+	int rc;
+
+	rc = sqlite3_declare_vtab(db, "CREATE TABLE x(src INTEGER, dst INTEGER, kind INTEGER, "
+				  "label TEXT)");
+	if (rc != SQLITE_OK)
+		return rc;
+	vt = sqlite3_malloc(sizeof(*vt));
+	if (!vt)
+		return SQLITE_NOMEM;
+	memset(vt, 0, sizeof(*vt));
+	vt->db = db;
+	vt->lgroup = -1;
+	vt->iblock = -1;
+	tc_buf_init(&vt->text);
+	*out = &vt->base;
+	return SQLITE_OK;
+}
+
+static int
+ev_disconnect(sqlite3_vtab *base)
+{
+	struct ev_vtab *vt = (struct ev_vtab *)base;
+
+	sqlite3_finalize(vt->get_ins);
+	sqlite3_finalize(vt->get_outs);
+	sqlite3_finalize(vt->get_label);
+	sqlite3_free(vt->lblob);
+	sqlite3_free(vt->iblob);
+	tc_buf_free(&vt->text);
+	sqlite3_free(vt);
+	return SQLITE_OK;
+}
+
+static int
+ev_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
+{
+	int at[3] = { -1, -1, -1 }, n = 0, plan = 0;
+
+	for (int i = 0; i < info->nConstraint; i++) {
+		const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+
+		if (!c->usable || c->op != SQLITE_INDEX_CONSTRAINT_EQ || c->iColumn < 0 ||
+		    c->iColumn > EV_KIND)
+			continue;
+		at[c->iColumn] = i;
+	}
+	/* argv: dst, src, kind, those present, in that order */
+	if (at[EV_DST] >= 0) {
+		plan |= EV_BY_DST;
+		info->aConstraintUsage[at[EV_DST]].argvIndex = ++n;
+		info->aConstraintUsage[at[EV_DST]].omit = 1;
+	}
+	if (at[EV_SRC] >= 0) {
+		plan |= EV_BY_SRC;
+		info->aConstraintUsage[at[EV_SRC]].argvIndex = ++n;
+		info->aConstraintUsage[at[EV_SRC]].omit = 1;
+	}
+	if (at[EV_KIND] >= 0) {
+		plan |= EV_BY_KIND;
+		info->aConstraintUsage[at[EV_KIND]].argvIndex = ++n;
+		info->aConstraintUsage[at[EV_KIND]].omit = 1;
+	}
+	info->idxNum = plan;
+	if (plan & (EV_BY_DST | EV_BY_SRC)) {
+		info->estimatedCost = 20;
+		info->estimatedRows = 8;
+	} else {
+		info->estimatedCost = plan & EV_BY_KIND ? 4e6 : 5e6;
+		info->estimatedRows = plan & EV_BY_KIND ? 1000000 : 4000000;
+	}
+	return SQLITE_OK;
+}
+
+static int
+ev_open(sqlite3_vtab *base, sqlite3_vtab_cursor **out)
+{
+	struct ev_cursor *c = sqlite3_malloc(sizeof(*c));
+
+	if (!c)
+		return SQLITE_NOMEM;
+	memset(c, 0, sizeof(*c));
+	*out = &c->base;
+	return SQLITE_OK;
+}
+
+static int
+ev_close(sqlite3_vtab_cursor *base)
+{
+	struct ev_cursor *c = (struct ev_cursor *)base;
+
+	sqlite3_finalize(c->scan);
+	sqlite3_free(c->rows);
+	sqlite3_free(c);
+	return SQLITE_OK;
+}
+
+static int
+ev_err(struct ev_vtab *vt, int rc, const char *what)
+{
+	sqlite3_free(vt->base.zErrMsg);
+	vt->base.zErrMsg = sqlite3_mprintf("edges: %s: %s", what, sqlite3_errmsg(vt->db));
+	return rc;
+}
+
+static int
+ev_prep(struct ev_vtab *vt, sqlite3_stmt **st, const char *sql)
+{
+	if (*st)
+		return SQLITE_OK;
+	if (sqlite3_prepare_v2(vt->db, sql, -1, st, NULL) != SQLITE_OK)
+		return ev_err(vt, SQLITE_ERROR, "prepare");
+	return SQLITE_OK;
+}
+
+#define EV_FROM_INS 0xff	/* row form: an outs row, its label is in the ins */
+
+struct ev_entry {
+	uint64_t d, z, lk, a, b;
+	int form;
+};
+
+/* Parse one blob entry at *@q; SQLITE_OK or SQLITE_CORRUPT. */
+static int
+ev_entry_get(const uint8_t **q, const uint8_t *end, struct ev_entry *e)
+{
+	uint64_t x;
+
+	e->a = e->b = 0;
+	if (tc_uvarint_get(q, end, &e->d) || tc_uvarint_get(q, end, &e->z) ||
+	    tc_uvarint_get(q, end, &e->lk))
+		return SQLITE_CORRUPT;
+	x = e->lk >> ST_EDGE_KIND_BITS;
+	e->form = x ? (int)(x & 3) : 0;
+	if (x && e->form == 0)
+		return SQLITE_CORRUPT;
+	if ((e->form == ST_LABEL_RANGE || e->form == ST_LABEL_WAIT) && tc_uvarint_get(q, end, &e->a))
+		return SQLITE_CORRUPT;
+	if (e->form == ST_LABEL_RANGE && (tc_uvarint_get(q, end, &e->b) || e->a + e->b < e->a))
+		return SQLITE_CORRUPT;
+	return SQLITE_OK;
+}
+
+/*
+ * Decode blob @p (@size bytes, of block @block, @by_src: an outs blob) and
+ * keep the rows whose own end is @self (< 0: all), whose other end is
+ * @peer (< 0: any) and whose kind is @kind (< 0: any).
+ */
+static int
+ev_decode(struct ev_cursor *c, const uint8_t *p, int size, int64_t block, bool by_src,
+	  int64_t self, int64_t peer, int kind)
+{
+	const uint8_t *q = p, *end = p + size;
+	int64_t cur = block * ST_EDGE_BLOCK;
+
+	for (int64_t i = 0; q < end; i++) {
+		struct ev_entry e;
+		struct ev_row *r;
+		int64_t other;
+		int k;
+
+		if (ev_entry_get(&q, end, &e) != SQLITE_OK)
+			return SQLITE_CORRUPT;
+		cur += (int64_t)e.d;
+		if (self >= 0 && cur > self)
+			break;
+		other = cur + tc_unzigzag(e.z);
+		k = (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1));
+		if ((self >= 0 && cur != self) || (peer >= 0 && other != peer) ||
+		    (kind >= 0 && k != kind))
+			continue;
+		if (c->n == c->cap) {
+			size_t nc = c->cap ? c->cap * 2 : 64;
+
+			r = sqlite3_realloc64(c->rows, nc * sizeof(*r));
+			if (!r)
+				return SQLITE_NOMEM;
+			c->rows = r;
+			c->cap = nc;
+		}
+		r = &c->rows[c->n++];
+		r->src = by_src ? cur : other;
+		r->dst = by_src ? other : cur;
+		r->kind = (uint8_t)k;
+		r->form = by_src ? EV_FROM_INS : (uint8_t)e.form;
+		r->label = (uint32_t)(e.lk >> (ST_EDGE_KIND_BITS + 2));
+		r->a = e.a;
+		r->b = e.b;
+		r->rowid = ((block << 32 | i) << 1) | by_src;
+	}
+	return SQLITE_OK;
+}
+
+/*
+ * The label of outs row @i of cursor @c, from the ins of its dst: the entry
+ * of the same src and kind, the n-th if the cursor's rows before it have n
+ * with the same dst and kind (explicit edges may repeat a pair; both lists
+ * keep the order the edges were added in).  Fills @r's form and numbers.
+ * Return: SQLITE_OK, SQLITE_DONE when there is none, or an error.
+ */
+static int
+ev_from_ins(struct ev_vtab *vt, const struct ev_cursor *c, size_t i, struct ev_row *r)
+{
+	int64_t block = r->dst / ST_EDGE_BLOCK, cur = block * ST_EDGE_BLOCK;
+	const uint8_t *q, *end;
+	size_t occ = 0;
+
+	for (size_t j = 0; j < i; j++)
+		occ += c->rows[j].dst == r->dst && c->rows[j].kind == r->kind;
+	if (block != vt->iblock) {
+		int rc = ev_prep(vt, &vt->get_ins, "SELECT ins FROM edge_blocks WHERE id = ?"), st, n;
+
+		if (rc != SQLITE_OK)
+			return rc;
+		vt->iblock = -1;
+		sqlite3_bind_int64(vt->get_ins, 1, block);
+		st = sqlite3_step(vt->get_ins);
+		if (st != SQLITE_ROW) {
+			sqlite3_reset(vt->get_ins);
+			return st == SQLITE_DONE ? SQLITE_DONE : ev_err(vt, SQLITE_ERROR, "lookup");
+		}
+		n = sqlite3_column_bytes(vt->get_ins, 0);
+		sqlite3_free(vt->iblob);
+		vt->iblob = sqlite3_malloc(n + 1);
+		if (!vt->iblob) {
+			sqlite3_reset(vt->get_ins);
+			return SQLITE_NOMEM;
+		}
+		memcpy(vt->iblob, sqlite3_column_blob(vt->get_ins, 0), (size_t)n);
+		vt->iblen = n;
+		vt->iblock = block;
+		sqlite3_reset(vt->get_ins);
+	}
+	q = vt->iblob;
+	end = q + vt->iblen;
+	while (q < end) {
+		struct ev_entry e;
+
+		if (ev_entry_get(&q, end, &e) != SQLITE_OK)
+			return SQLITE_CORRUPT;
+		cur += (int64_t)e.d;
+		if (cur > r->dst)
+			break;
+		if (cur != r->dst || cur + tc_unzigzag(e.z) != r->src ||
+		    (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1)) != r->kind || occ--)
+			continue;
+		r->form = (uint8_t)e.form;
+		r->label = (uint32_t)(e.lk >> (ST_EDGE_KIND_BITS + 2));
+		r->a = e.a;
+		r->b = e.b;
+		return SQLITE_OK;
+	}
+	return SQLITE_DONE;
+}
+
+/* An integer argument, or false when the value can equal no integer column. */
+static bool
+ev_int_arg(sqlite3_value *v, int64_t *out)
+{
+	int t = sqlite3_value_numeric_type(v);
+
+	if (t == SQLITE_INTEGER) {
+		*out = sqlite3_value_int64(v);
+		return true;
+	}
+	if (t == SQLITE_FLOAT) {
+		double d = sqlite3_value_double(v);
+
+		if (d >= -9.2e18 && d <= 9.2e18 && d == (double)(int64_t)d) {
+			*out = (int64_t)d;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The next block of a full scan into the cursor's rows (eof when none is left). */
+static int
+ev_scan_next(struct ev_cursor *c)
+{
+	struct ev_vtab *vt = (struct ev_vtab *)c->base.pVtab;
+	int rc;
+
+	c->n = c->i = 0;
+	while (c->n == 0) {
+		int s = sqlite3_step(c->scan);
+
+		if (s == SQLITE_DONE) {
+			c->eof = true;
+			return SQLITE_OK;
+		}
+		if (s != SQLITE_ROW)
+			return ev_err(vt, SQLITE_ERROR, "scan");
+		rc = ev_decode(c, sqlite3_column_blob(c->scan, 1), sqlite3_column_bytes(c->scan, 1),
+			       sqlite3_column_int64(c->scan, 0), false, -1, -1, c->kind);
+		if (rc != SQLITE_OK)
+			return rc;
+	}
+	return SQLITE_OK;
+}
+
+static int
+ev_filter(sqlite3_vtab_cursor *base, int plan, const char *idx, int argc, sqlite3_value **argv)
+{
+	struct ev_cursor *c = (struct ev_cursor *)base;
+	struct ev_vtab *vt = (struct ev_vtab *)base->pVtab;
+	int64_t dst = -1, src = -1, kind = -1;
+	int a = 0, rc;
+	bool none = false;
+
+	c->n = c->i = 0;
+	c->eof = false;
+	sqlite3_finalize(c->scan);
+	c->scan = NULL;
+	if (plan & EV_BY_DST)
+		none |= !ev_int_arg(argv[a++], &dst) || dst < 0;
+	if (plan & EV_BY_SRC)
+		none |= !ev_int_arg(argv[a++], &src) || src < 0;
+	if (plan & EV_BY_KIND)
+		none |= !ev_int_arg(argv[a++], &kind) || kind < 0 || kind > INT32_MAX;
+	c->kind = (int)kind;
+	if (none) {
+		c->eof = true;
+		return SQLITE_OK;
+	}
+	if (plan & (EV_BY_DST | EV_BY_SRC)) {
+		bool by_src = !(plan & EV_BY_DST);
+		int64_t self = by_src ? src : dst, block = self / ST_EDGE_BLOCK;
+		sqlite3_stmt **st = by_src ? &vt->get_outs : &vt->get_ins;
+		int s;
+
+		rc = ev_prep(vt, st, by_src ? "SELECT outs FROM edge_blocks WHERE id = ?"
+					    : "SELECT ins FROM edge_blocks WHERE id = ?");
+		if (rc != SQLITE_OK)
+			return rc;
+		sqlite3_bind_int64(*st, 1, block);
+		s = sqlite3_step(*st);
+		rc = SQLITE_OK;
+		if (s == SQLITE_ROW)
+			rc = ev_decode(c, sqlite3_column_blob(*st, 0), sqlite3_column_bytes(*st, 0),
+				       block, by_src, self, by_src ? -1 : src, (int)kind);
+		else if (s != SQLITE_DONE)
+			rc = ev_err(vt, SQLITE_ERROR, "lookup");
+		sqlite3_reset(*st);
+		c->eof = c->n == 0;
+		return rc;
+	}
+	if (sqlite3_prepare_v2(vt->db, "SELECT id, ins FROM edge_blocks ORDER BY id", -1, &c->scan,
+			       NULL) != SQLITE_OK)
+		return ev_err(vt, SQLITE_ERROR, "scan");
+	return ev_scan_next(c);
+}
+
+static int
+ev_next(sqlite3_vtab_cursor *base)
+{
+	struct ev_cursor *c = (struct ev_cursor *)base;
+
+	if (++c->i < c->n)
+		return SQLITE_OK;
+	if (c->scan)
+		return ev_scan_next(c);
+	c->eof = true;
+	return SQLITE_OK;
+}
+
+static int
+ev_eof(sqlite3_vtab_cursor *base)
+{
+	struct ev_cursor *c = (struct ev_cursor *)base;
+
+	return c->eof || c->i >= c->n;
+}
+
+/* Text of label @id into *@s, *@len (valid until the next call); SQLITE_DONE when missing. */
+static int
+ev_label(struct ev_vtab *vt, uint32_t id, const char **s, int *len)
+{
+	int64_t g = id / ST_EDGE_LABELS;
+	int k = (int)(id % ST_EDGE_LABELS), rc;
+
+	if (g != vt->lgroup) {
+		const uint8_t *p, *end;
+		int n, st;
+
+		vt->lgroup = -1;
+		vt->lcount = 0;
+		rc = ev_prep(vt, &vt->get_label, "SELECT texts FROM edge_labels WHERE id = ?");
+		if (rc != SQLITE_OK)
+			return rc;
+		sqlite3_bind_int64(vt->get_label, 1, g);
+		st = sqlite3_step(vt->get_label);
+		if (st != SQLITE_ROW) {
+			sqlite3_reset(vt->get_label);
+			return st == SQLITE_DONE ? SQLITE_DONE : ev_err(vt, SQLITE_ERROR, "label");
+		}
+		n = sqlite3_column_bytes(vt->get_label, 0);
+		sqlite3_free(vt->lblob);
+		vt->lblob = sqlite3_malloc(n + 1);
+		if (!vt->lblob) {
+			sqlite3_reset(vt->get_label);
+			return SQLITE_NOMEM;
+		}
+		memcpy(vt->lblob, sqlite3_column_blob(vt->get_label, 0), (size_t)n);
+		sqlite3_reset(vt->get_label);
+		p = vt->lblob;
+		end = p + n;
+		while (p < end && vt->lcount < ST_EDGE_LABELS) {
+			uint64_t l;
+
+			if (tc_uvarint_get(&p, end, &l) || l > (uint64_t)(end - p))
+				return SQLITE_CORRUPT;
+			vt->loff[vt->lcount] = (uint32_t)(p - vt->lblob);
+			vt->llen[vt->lcount++] = (uint32_t)l;
+			p += l;
+		}
+		vt->lgroup = g;
+	}
+	if (k >= vt->lcount)
+		return SQLITE_DONE;
+	*s = (const char *)vt->lblob + vt->loff[k];
+	*len = (int)vt->llen[k];
+	return SQLITE_OK;
+}
+
+static int
+ev_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
+{
+	struct ev_cursor *c = (struct ev_cursor *)base;
+	const struct ev_row *r = &c->rows[c->i];
+
+	switch (col) {
+	case EV_SRC:
+		sqlite3_result_int64(ctx, r->src);
+		break;
+	case EV_DST:
+		sqlite3_result_int64(ctx, r->dst);
+		break;
+	case EV_KIND:
+		sqlite3_result_int(ctx, r->kind);
+		break;
+	case EV_LABEL: {
+		struct ev_vtab *vt = (struct ev_vtab *)base->pVtab;
+		struct ev_row in;
+		const char *s;
+		int len, rc;
+
+		if (r->form == EV_FROM_INS) {
+			in = *r;
+			rc = ev_from_ins(vt, c, c->i, &in);
+			if (rc == SQLITE_DONE) {
+				sqlite3_result_null(ctx);
+				break;
+			}
+			if (rc != SQLITE_OK)
+				return rc;
+			r = &in;
+		}
+		if (!r->form) {
+			sqlite3_result_null(ctx);
+			break;
+		}
+		rc = ev_label(vt, r->label, &s, &len);
+		if (rc == SQLITE_DONE) {
+			sqlite3_result_null(ctx);
+			break;
+		}
+		if (rc != SQLITE_OK)
+			return rc;
+		if (r->form == ST_LABEL_TEXT) {
+			sqlite3_result_text(ctx, s, len, SQLITE_TRANSIENT);
+			break;
+		}
+		/* a prefix and numbers: rebuild the text they came from */
+		tc_buf_reset(&vt->text);
+		tc_buf_add(&vt->text, s, (size_t)len);
+		if (r->form == ST_LABEL_RANGE)
+			tc_buf_printf(&vt->text, "[%llu:%llu]", (unsigned long long)r->a,
+				      (unsigned long long)(r->a + r->b));
+		else
+			tc_buf_printf(&vt->text, ">=%llu", (unsigned long long)r->a);
+		sqlite3_result_text(ctx, vt->text.data, (int)vt->text.len, SQLITE_TRANSIENT);
+		break;
+	}
+	}
+	return SQLITE_OK;
+}
+
+static int
+ev_rowid(sqlite3_vtab_cursor *base, sqlite_int64 *rowid)
+{
+	struct ev_cursor *c = (struct ev_cursor *)base;
+
+	*rowid = c->rows[c->i].rowid;
+	return SQLITE_OK;
+}
+
+static const sqlite3_module ev_module = {
+	.iVersion = 0,
+	.xCreate = NULL,	/* eponymous only */
+	.xConnect = ev_connect,
+	.xBestIndex = ev_best_index,
+	.xDisconnect = ev_disconnect,
+	.xDestroy = ev_disconnect,
+	.xOpen = ev_open,
+	.xClose = ev_close,
+	.xFilter = ev_filter,
+	.xNext = ev_next,
+	.xEof = ev_eof,
+	.xColumn = ev_column,
+	.xRowid = ev_rowid,
+};
+
+int
+st_edges_register(sqlite3 *db)
+{
+	return sqlite3_create_module_v2(db, "edges", &ev_module, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * store/st-edges.h - private to store/: packed dependency edges
+ * (schemas/trace.sql, tables edge_blocks and edge_labels) and the read-only
+ * virtual table `edges` over them.
+ *
+ * Edges are not stored one SQLite row each.  Event ids are cut into blocks
+ * of ST_EDGE_BLOCK; edge_blocks row b holds two blobs for the events
+ * b * ST_EDGE_BLOCK .. (b + 1) * ST_EDGE_BLOCK - 1:
+ *
+ *   ins:  the edges into them, by dst (then in the order they were added),
+ *         each  uvarint dst - previous dst (the first: dst - b * ST_EDGE_BLOCK)
+ *               svarint src - dst
+ *               the label part
+ *   outs: the edges out of them, by src, each
+ *               uvarint src - previous src, svarint dst - src, uvarint kind
+ *         without the label: a reader finds it in the ins of dst (the same
+ *         src and kind; when explicit edges repeat a pair, the n-th of the
+ *         outs is the n-th of the ins, both keep the order edges came in).
+ *         That spares the bytes of every label a second time.
+ *
+ * NULL when a block has no edge that way.  The label part is uvarint
+ * x << 3 | kind, where x is 0 for no label, else t << 2 | form:
+ *
+ *   form 1: the label is text t;
+ *   form 2: then uvarint lo, uvarint hi - lo: the label is text t followed
+ *           by "[lo:hi]" in decimal (the bytes a derived edge is about);
+ *   form 3: then uvarint n: text t followed by ">=n" (a semaphore wait).
+ *
+ * The store picks form 2 or 3 only when rebuilding gives back the exact
+ * bytes it was handed (canonical decimals), so that the prefixes, a few
+ * buffer and semaphore names, are the only texts most derived labels need.
+ * Texts are ids into edge_labels: row g holds texts g * ST_EDGE_LABELS ..
+ * (g + 1) * ST_EDGE_LABELS - 1 as uvarint length + bytes each, in id order
+ * (text 0 is an empty entry).  Equal texts share an id while the interning
+ * table has room (it is cleared when full, so memory stays bounded; a text
+ * may then be stored twice).
+ *
+ * While a trace is finished, edges arrive in any order (explicit ones from
+ * the reader, then derived ones in processing order).  Each is appended to
+ * two partitions (of its dst and of its src; a partition is a range of
+ * 2^k blocks, at most ST_EDGE_PARTS of them), kept in memory up to a budget
+ * and spilled to an unlinked file beyond it.  st_edges_finish() then loads
+ * one partition at a time, sorts it with a counting sort on the event id and
+ * writes its blocks: memory is the budget plus one partition.
+ */
+#ifndef ST_EDGES_H
+#define ST_EDGES_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <sqlite3.h>
+#include "common/tc.h"
+
+#define ST_EDGE_BLOCK 256	/* event ids per edge_blocks row */
+#define ST_EDGE_LABELS 256	/* labels per edge_labels row */
+#define ST_EDGE_PARTS 256	/* partitions at most */
+#define ST_EDGE_RAM (64u << 20)	/* edge bytes kept in memory before spilling */
+
+struct st_edges;
+
+/**
+ * st_edges_new - a collector for the edges of a trace whose event ids are
+ * at most @max_id, written through @db (tables edge_blocks and edge_labels
+ * must exist and be empty).  Records beyond @ram bytes go to an unlinked
+ * file named @spill_base + ".edges".  Free with st_edges_free().
+ * Return: 0 or -errno with @err set.
+ */
+int st_edges_new(struct st_edges **out, sqlite3 *db, int64_t max_id, size_t ram,
+		 const char *spill_base, struct tc_err *err);
+
+/**
+ * st_edges_add - collect edge @src -> @dst of @kind (0..7) with @label
+ * (@len bytes, not NUL-terminated; NULL: no label).
+ * Return: 0, -EINVAL (id out of range, bad kind) or -EIO (writing a label
+ * row or the spill failed; later calls fail too).
+ */
+int st_edges_add(struct st_edges *x, int64_t src, int64_t dst, int kind, const char *label,
+		 size_t len);
+
+/**
+ * st_edges_add_parts - st_edges_add() with the label "@name[@a:@b]" (@shape
+ * ST_LABEL_BYTES, @a <= @b) or "@name>=@a" (ST_LABEL_AT_LEAST) in parts.
+ */
+int st_edges_add_parts(struct st_edges *x, int64_t src, int64_t dst, int kind, int shape,
+		       const char *name, size_t len, uint64_t a, uint64_t b);
+
+/**
+ * st_edges_finish - sort what was collected and write the edge_blocks and
+ * edge_labels rows.  Return: 0 or -errno with @err set.
+ */
+int st_edges_finish(struct st_edges *x, struct tc_err *err);
+
+/** st_edges_free - release @x (NULL is a no-op); the spill file goes with it. */
+void st_edges_free(struct st_edges *x);
+
+/** st_edges_count - edges added so far. */
+int64_t st_edges_count(const struct st_edges *x);
+
+/**
+ * st_edges_register - make the eponymous read-only virtual table `edges`
+ * (src, dst, kind, label) available on @db, a per-trace connection.
+ * Lookups by dst = ? or src = ? decode one block; other queries scan every
+ * block in dst order.  rowid numbers the rows of one scan (unique in it,
+ * not an identifier of the edge).  Return: 0 or -EIO.
+ */
+int st_edges_register(sqlite3 *db);
+
+#endif

@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test-deps-edges.c - the packed edge store (store/st-edges.c)
+ * on a real SQLite file: random edges collected in any order, with a memory
+ * budget small enough to spill, then read back through the `edges` virtual
+ * table by dst, by src, by kind and by full scan, and compared with what
+ * went in.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "store/store-int.h"
+#include "tests/tap.h"
+
+#define NEV 20000		/* event ids 0..NEV */
+
+struct want {
+	int64_t src, dst;
+	int kind;
+	char label[64];
+	bool null_label;
+	int shape;		/* added in parts: ST_LABEL_BYTES or ST_LABEL_AT_LEAST */
+	char name[8];
+	uint64_t a, b;
+};
+
+static struct want *edges;
+static size_t nedges;
+
+/* "src>dst:kind:label" of one edge, NULL labels as "-". */
+static char *
+fmt(int64_t src, int64_t dst, int kind, const char *label)
+{
+	return tc_xasprintf("%lld>%lld:%d:%s", (long long)src, (long long)dst, kind,
+			    label ? label : "-");
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted, ';'-joined list of strings (frees them). */
+static char *
+join(char **v, size_t n)
+{
+	struct tc_buf b;
+
+	tc_buf_init(&b);
+	tc_buf_adds(&b, "");
+	if (n)	/* qsort(NULL, 0) is undefined */
+		qsort(v, n, sizeof(*v), cmp_str);
+	for (size_t i = 0; i < n; i++) {
+		tc_buf_printf(&b, "%s;", v[i]);
+		free(v[i]);
+	}
+	free(v);
+	return tc_buf_steal(&b);
+}
+
+/* The rows of @sql (columns src, dst, kind, label) as a sorted list. */
+static char *
+got(sqlite3 *db, const char *sql, int64_t arg, int64_t arg2)
+{
+	sqlite3_stmt *s;
+	char **v = NULL;
+	size_t n = 0, cap = 0;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
+		printf("# sql error: %s\n", sqlite3_errmsg(db));
+		return tc_xstrdup("error");
+	}
+	if (sqlite3_bind_parameter_count(s) >= 1)
+		sqlite3_bind_int64(s, 1, arg);
+	if (sqlite3_bind_parameter_count(s) >= 2)
+		sqlite3_bind_int64(s, 2, arg2);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			v = tc_xrealloc(v, cap * sizeof(*v));
+		}
+		v[n++] = fmt(sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+			     sqlite3_column_int(s, 2), (const char *)sqlite3_column_text(s, 3));
+	}
+	sqlite3_finalize(s);
+	return join(v, n);
+}
+
+/* The edges that went in with @match, as a sorted list. */
+static char *
+want(bool (*match)(const struct want *, int64_t, int64_t), int64_t arg, int64_t arg2)
+{
+	char **v = tc_xmalloc((nedges + 1) * sizeof(*v));
+	size_t n = 0;
+
+	for (size_t i = 0; i < nedges; i++)
+		if (match(&edges[i], arg, arg2))
+			v[n++] = fmt(edges[i].src, edges[i].dst, edges[i].kind,
+				     edges[i].null_label ? NULL : edges[i].label);
+	return join(v, n);
+}
+
+static bool m_all(const struct want *e, int64_t a, int64_t b) { return true; }
+static bool m_dst(const struct want *e, int64_t a, int64_t b) { return e->dst == a; }
+static bool m_src(const struct want *e, int64_t a, int64_t b) { return e->src == a; }
+static bool m_kind(const struct want *e, int64_t a, int64_t b) { return e->kind == a; }
+static bool m_dst_kind(const struct want *e, int64_t a, int64_t b)
+{
+	return e->dst == a && e->kind == b;
+}
+static bool m_src_dst(const struct want *e, int64_t a, int64_t b)
+{
+	return e->src == a && e->dst == b;
+}
+
+static sqlite3 *
+fresh_db(const char *path)
+{
+	sqlite3 *db = NULL;
+	struct tc_err err = { 0 };
+
+	unlink(path);
+	if (sqlite3_open(path, &db) != SQLITE_OK || st_schema_create_trace(db, &err) < 0 ||
+	    st_edges_register(db) < 0) {
+		printf("# cannot create %s: %s\n", path, err.msg);
+		exit(99);
+	}
+	return db;
+}
+
+/* Collect every edge with memory budget @ram, finish, and check the reads. */
+static void
+round_trip(const char *path, size_t ram, const char *what)
+{
+	sqlite3 *db = fresh_db(path);
+	struct st_edges *x = NULL;
+	struct tc_err err = { 0 };
+	int rc = 0, bad = 0, checked = 0;
+	char *g, *w;
+
+	is_int(st_edges_new(&x, db, NEV, ram, path, &err), 0, "collector opens");
+	sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+	for (size_t i = 0; i < nedges && !rc; i++) {
+		const struct want *e = &edges[i];
+
+		if (e->shape)
+			rc = st_edges_add_parts(x, e->src, e->dst, e->kind, e->shape, e->name,
+						strlen(e->name), e->a, e->b);
+		else
+			rc = st_edges_add(x, e->src, e->dst, e->kind,
+					  e->null_label ? NULL : e->label, strlen(e->label));
+	}
+	is_int(rc, 0, "every edge added");
+	is_int(st_edges_count(x), (long long)nedges, "counted");
+	is_int(st_edges_finish(x, &err), 0, "finish writes the blocks");
+	st_edges_free(x);
+	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+
+	g = got(db, "SELECT src, dst, kind, label FROM edges", 0, 0);
+	w = want(m_all, 0, 0);
+	ok(!strcmp(g, w), "%s: a full scan returns every edge", what);
+	free(g);
+	free(w);
+	for (int k = 0; k < 4; k++) {
+		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE kind = ?", k, 0);
+		w = want(m_kind, k, 0);
+		bad += strcmp(g, w) != 0;
+		free(g);
+		free(w);
+	}
+	is_int(bad, 0, "kind = ? scans");
+	for (int64_t id = 0; id <= NEV; id += id < 600 ? 1 : 97) {
+		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", id, 0);
+		w = want(m_dst, id, 0);
+		bad += strcmp(g, w) != 0;
+		free(g);
+		free(w);
+		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE src = ?", id, 0);
+		w = want(m_src, id, 0);
+		bad += strcmp(g, w) != 0;
+		free(g);
+		free(w);
+		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ? AND kind = ?",
+			id, id % 4);
+		w = want(m_dst_kind, id, id % 4);
+		bad += strcmp(g, w) != 0;
+		free(g);
+		free(w);
+		checked++;
+	}
+	is_int(bad, 0, "dst = ?, src = ? and dst = ? AND kind = ? lookups");
+	ok(checked > 700, "%s: %d ids looked up", what, checked);
+	/* both ends given: the pair, and a pair that is not an edge */
+	g = got(db, "SELECT src, dst, kind, label FROM edges WHERE src = ? AND dst = ?",
+		edges[7].src, edges[7].dst);
+	w = want(m_src_dst, edges[7].src, edges[7].dst);
+	is_str(g, w, "src = ? AND dst = ?");
+	free(g);
+	free(w);
+	/* values that match no integer id */
+	is_int(sqlite3_exec(db, "SELECT 1", NULL, NULL, NULL), SQLITE_OK, "db usable");
+	g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = 'x'", 0, 0);
+	is_str(g, "", "a text value matches nothing");
+	free(g);
+	g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = -3", 0, 0);
+	is_str(g, "", "a negative id matches nothing");
+	free(g);
+	g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", NEV + 5000, 0);
+	is_str(g, "", "an id past the last block matches nothing");
+	free(g);
+	/* joins and IN go through the same lookups */
+	g = got(db, "SELECT e.src, e.dst, e.kind, e.label FROM (SELECT ?1 AS id) v "
+		"JOIN edges e ON e.dst = v.id", edges[3].dst, 0);
+	w = want(m_dst, edges[3].dst, 0);
+	is_str(g, w, "a join on dst");
+	free(g);
+	free(w);
+	{
+		int64_t n = -1;
+		sqlite3_stmt *s;
+
+		if (sqlite3_prepare_v2(db, "SELECT count(*), count(DISTINCT rowid) FROM edges", -1,
+				       &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW &&
+		    sqlite3_column_int64(s, 0) == sqlite3_column_int64(s, 1))
+			n = sqlite3_column_int64(s, 0);
+		sqlite3_finalize(s);
+		is_int(n, (long long)nedges, "rowids are distinct in a scan");
+	}
+	sqlite3_close(db);
+	unlink(path);
+}
+
+int
+main(void)
+{
+	char path[] = "/tmp/nx-test-edges-XXXXXX";
+	int fd = mkstemp(path);
+	uint64_t r = 88172645463325252ull;
+	/* labels the store keeps as prefix + numbers, and look-alikes it must keep as text */
+	static const char *fixed[] = {
+		"A[0:64]", "S>=3", "program order", "", "flow 12", "B[16:32],B[256:264]",
+		"S[5]>=16", "A[00:4]", "A[4:2]", "X>=07", ">=3", "[0:4]", "A[:4]", "A[0:]",
+		"A[18446744073709551615:18446744073709551615]", "A[18446744073709551616:1]",
+		"A[0:4]x", "A[0:4:8]", "S>=", "a>=b>=1", "A[1:2]]", "Q[0x10:0x20]",
+	};
+	const size_t nfixed = sizeof(fixed) / sizeof(fixed[0]);
+
+	if (fd < 0)
+		tap_skip_all("no temp file");
+	close(fd);
+	nedges = 60000;
+	edges = tc_xcalloc(nedges, sizeof(*edges));
+	for (size_t i = 0; i < nedges; i++) {
+		struct want *e = &edges[i];
+
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		/* mostly near each other, some far apart; both ends of the id range */
+		e->dst = (int64_t)(r % (NEV + 1));
+		e->src = (r >> 20) % 5 ? TC_MAX(0, e->dst - (int64_t)((r >> 24) % 300))
+				       : (int64_t)((r >> 30) % (NEV + 1));
+		if (i == 0) {
+			e->src = 0;
+			e->dst = NEV;
+		}
+		e->kind = (int)((r >> 40) % 4);
+		e->null_label = (r >> 44) % 17 == 0;
+		if ((r >> 50) % 3) {
+			snprintf(e->label, sizeof(e->label), "%s", fixed[(r >> 52) % nfixed]);
+		} else if ((r >> 58) % 4 == 0) {	/* in parts, as deps/ hands them */
+			e->null_label = false;
+			e->shape = (r >> 60) % 2 ? ST_LABEL_BYTES : ST_LABEL_AT_LEAST;
+			snprintf(e->name, sizeof(e->name), "S%u", (unsigned)(r % 7));
+			e->a = (r >> 8) % 100000;
+			e->b = e->a + (r >> 30) % 5000;
+			if (e->shape == ST_LABEL_BYTES)
+				snprintf(e->label, sizeof(e->label), "%s[%llu:%llu]", e->name,
+					 (unsigned long long)e->a, (unsigned long long)e->b);
+			else
+				snprintf(e->label, sizeof(e->label), "%s>=%llu", e->name,
+					 (unsigned long long)e->a);
+		} else {
+			snprintf(e->label, sizeof(e->label), "sb%u[%u:%u]", (unsigned)(r % 16),
+				 (unsigned)((r >> 8) % 2048) * 512,
+				 (unsigned)((r >> 8) % 2048) * 512 + 512);
+		}
+	}
+	round_trip(path, 64u << 20, "in memory");
+	round_trip(path, 16u << 10, "spilled");
+
+	/* no edges at all */
+	{
+		sqlite3 *db = fresh_db(path);
+		struct st_edges *x = NULL;
+		struct tc_err err = { 0 };
+		char *g;
+
+		is_int(st_edges_new(&x, db, 10, 1 << 20, path, &err), 0, "empty collector");
+		is_int(st_edges_add(x, 11, 1, 0, NULL, 0), -EINVAL, "an id past max_id is refused");
+		is_int(st_edges_add(x, 1, 2, 8, NULL, 0), -EINVAL, "a kind past 7 is refused");
+		is_int(st_edges_add_parts(x, 1, 2, 0, ST_LABEL_BYTES, "A", 1, 5, 4), -EINVAL,
+		       "a byte range ending before it starts is refused");
+		is_int(st_edges_add_parts(x, 1, 2, 0, 9, "A", 1, 5, 4), -EINVAL,
+		       "an unknown shape is refused");
+		is_int(st_edges_finish(x, &err), 0, "finishes");
+		st_edges_free(x);
+		g = got(db, "SELECT src, dst, kind, label FROM edges", 0, 0);
+		is_str(g, "", "an empty trace has no edges");
+		free(g);
+		sqlite3_close(db);
+		unlink(path);
+	}
+	free(edges);
+	return tap_done();
+}
