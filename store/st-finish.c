@@ -470,37 +470,36 @@ static int
 st_fin_events(struct st_fin *f)
 {
 	struct st_writer *w = f->w;
-	const struct st_key *k;
+	const struct st_srec *k;
 	size_t touched = 0;
 	int64_t id = 0;
 	int rc = 0;
 
-	rc = st_spill_map(&w->recs);
+	rc = st_spill_map(&w->args);
 	if (!rc)
-		rc = st_spill_map(&w->args);
+		rc = st_keys_sort_all(&w->keys);
 	if (rc < 0) {
 		rc = tc_err_set(f->err, rc, "%s: staging: %s", w->path, strerror(-rc));
 		goto out;
 	}
-	st_keys_sort_all(&w->keys);
 	st_fin_time(f, "sort");
 	while ((k = st_keys_next(&w->keys))) {
 		int unit = k->unit;
 		int64_t ts = k->ts, dur = k->dur;
-		struct st_rec rec;
+		const struct st_srec *rec = k;
 		struct st_unit_def *u;
 		int depth = 0, kind;
 
-		memcpy(&rec, w->recs.map + (size_t)(k->seq - 1) * sizeof(rec), sizeof(rec));
-		touched += 4096 + rec.args_len;	/* a page per record, at worst */
+		/* runs are read front to back; args mostly in file order */
+		touched += sizeof(*k) + rec->args_len;
 		if (touched > ST_SPILL_RSS) {
 			/* keep the resident set bounded: the pages stay in the
 			 * page cache, only this process's mapping lets them go */
-			st_spill_drop(&w->recs);
+			st_keys_drop(&w->keys);
 			st_spill_drop(&w->args);
 			touched = 0;
 		}
-		kind = rec.kind;
+		kind = rec->kind;
 		if (unit != f->unit) {
 			st_chunk_out_lock(&f->out);
 			rc = st_fin_unit_end(f);
@@ -532,21 +531,21 @@ st_fin_events(struct st_fin *f)
 			}
 		}
 		st_fin_depth_note(f, depth, dur);
-		st_fin_summarise(f, kind, depth, ts, dur, rec.name, rec.value);
+		st_fin_summarise(f, kind, depth, ts, dur, rec->name, rec->value);
 		u->count++;
 		u->last = id;
 
 		{
 			struct st_cev e = {
-				.ts = ts, .dur = dur, .seq = k->seq, .name = rec.name,
-				.cat = rec.cat, .depth = depth, .kind = (uint8_t)kind,
-				.flags = rec.flags, .value = kind == ST_EV_COUNTER ? rec.value : 0,
+				.ts = ts, .dur = dur, .seq = k->seq, .name = rec->name,
+				.cat = rec->cat, .depth = depth, .kind = (uint8_t)kind,
+				.flags = rec->flags, .value = kind == ST_EV_COUNTER ? rec->value : 0,
 			};
 			const char *args = NULL;
 
-			if (rec.args_len && rec.args_off + rec.args_len <= w->args.mapsz) {
-				args = w->args.map + rec.args_off;
-				e.args_len = rec.args_len;
+			if (rec->args_len && rec->args_off + rec->args_len <= w->args.mapsz) {
+				args = w->args.map + rec->args_off;
+				e.args_len = rec->args_len;
 			}
 			/* the args pointers stay valid across st_spill_drop() */
 			rc = st_fin_chunk_add(f, id, unit, &e, args);
@@ -569,7 +568,6 @@ out:
 	}
 	/* the keys and the spill files are not needed any more */
 	st_keys_free(&w->keys);
-	st_spill_close(&w->recs);
 	st_spill_close(&w->args);
 	return rc;
 }

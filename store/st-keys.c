@@ -1,19 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * store/st-keys.c - the writer's sort keys: one 24-byte key per event, kept
- * in runs of ST_RUN_KEYS (NX_STORE_RUN_KEYS=N sets it, for tests).  Each full run is sorted by a background thread
- * while the reader goes on parsing; st_keys_sort_all() sorts the last one
- * and st_keys_next() merges the runs into the final id order
- * (unit, ts, dur DESC, seq) without copying them.
+ * store/st-keys.c - the writer's staging of events as sorted runs.
  *
- * Why runs: one sort of all keys at the end was 0.3 s of 3 s for 4.3M
- * Perfetto events, on the critical path; sorted runs overlap it with the
- * parse on the second core and cost a k-way merge (log2(runs) compares per
- * key) instead.  Runs are never reallocated, so the thread can sort one
- * while the reader fills the next.
+ * st_event_add() fills a run: ST_RUN_KEYS events (NX_STORE_RUN_KEYS=N sets
+ * it, for tests), each a 24-byte sort key plus a 32-byte record (kind, name,
+ * cat, value, flags, args offset).  A full run goes to a background thread
+ * that sorts its keys by (unit, ts, dur DESC, seq), writes key and record
+ * together (struct st_srec, 56 bytes) in that order to an unlinked spill
+ * file, and frees the run.  st_keys_sort_all() does the same for the last
+ * run and maps the file; st_keys_next() merges the runs (a heap over their
+ * heads) into the final id order.
+ *
+ * Why: the sort overlaps the parse on the second core; memory stays at two
+ * runs whatever the trace size (the keys of a 23M-event trace were 550 MB);
+ * and st_writer_finish() reads every run front to back instead of fetching
+ * each record from a file-order spill at random (23M events: about one page
+ * fault per event).
  */
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
 #include "store/store-int.h"
 
 /* (unit, ts, dur DESC, seq): the final id order. */
@@ -137,6 +143,44 @@ st_keys_sort(struct st_key *k, size_t n)
 }
 
 
+
+/* Sort run @r and append it to the sorted spill; its memory is freed. */
+static int
+st_run_emit(struct st_keys *ks, struct st_key *keys, struct st_rec *recs, size_t n,
+	    uint64_t base_seq)
+{
+	struct st_srec buf[256];
+	size_t i, nb = 0;
+	int rc = 0;
+
+	st_keys_sort(keys, n);
+	for (i = 0; i < n && !rc; i++) {
+		const struct st_key *k = &keys[i];
+		const struct st_rec *r = &recs[k->seq - base_seq];
+		struct st_srec *o = &buf[nb++];
+
+		o->ts = k->ts;
+		o->dur = k->dur;
+		o->seq = k->seq;
+		o->unit = k->unit;
+		o->value = r->value;
+		o->args_off = r->args_off;
+		o->name = r->name;
+		o->cat = r->cat;
+		o->args_len = r->args_len;
+		o->kind = r->kind;
+		o->flags = r->flags;
+		o->pad[0] = o->pad[1] = 0;
+		if (nb == TC_ARRAY_SIZE(buf) || i + 1 == n) {
+			rc = st_spill_write(&ks->out, buf, nb * sizeof(*buf));
+			nb = 0;
+		}
+	}
+	free(keys);
+	free(recs);
+	return rc;
+}
+
 static void *
 st_keys_thread(void *arg)
 {
@@ -144,19 +188,29 @@ st_keys_thread(void *arg)
 
 	pthread_mutex_lock(&ks->mu);
 	for (;;) {
+		struct st_key *keys;
+		struct st_rec *recs;
 		size_t r;
-
-		struct st_key *run;
+		int rc;
 
 		while (ks->sorted >= ks->full && !ks->quit)
 			pthread_cond_wait(&ks->cv, &ks->mu);
 		if (ks->sorted >= ks->full)
 			break;
 		r = ks->sorted;
-		run = ks->runs[r];	/* the array may be reallocated meanwhile */
+		keys = ks->runs[r];	/* the arrays may be reallocated meanwhile */
+		recs = ks->recs[r];
+		ks->runs[r] = NULL;
+		ks->recs[r] = NULL;
 		pthread_mutex_unlock(&ks->mu);
-		st_keys_sort(run, ks->run);
+		rc = ks->rc ? 0 : st_run_emit(ks, keys, recs, ks->run, r * ks->run + 1);
+		if (ks->rc) {
+			free(keys);
+			free(recs);
+		}
 		pthread_mutex_lock(&ks->mu);
+		if (rc && !ks->rc)
+			ks->rc = rc;
 		ks->sorted++;
 		pthread_cond_broadcast(&ks->cv);
 	}
@@ -177,40 +231,58 @@ st_keys_init(struct st_keys *ks)
 	pthread_cond_init(&ks->cv, NULL);
 }
 
+int
+st_keys_open(struct st_keys *ks, const char *base, struct tc_err *err)
+{
+	return st_spill_open(&ks->out, base, "-stage-sorted", err);
+}
+
+/* At most two full runs wait for the thread: the reader waits beyond. */
+#define ST_RUNS_PENDING 2
+
 struct st_key *
-st_keys_push(struct st_keys *ks)
+st_keys_push(struct st_keys *ks, struct st_rec **rec)
 {
 	size_t r = ks->n / ks->run, i = ks->n % ks->run;
 
 	if (i == 0) {
-		struct st_key *run = tc_xmalloc(ks->run * sizeof(*run));
+		struct st_key *keys = tc_xmalloc(ks->run * sizeof(*keys));
+		struct st_rec *recs = tc_xmalloc(ks->run * sizeof(*recs));
 
+		if (r > 0 && !ks->thr_on && !ks->no_thr) {
+			ks->thr_on = pthread_create(&ks->thr, NULL, st_keys_thread, ks) == 0;
+			ks->no_thr = !ks->thr_on;
+		}
 		if (ks->thr_on)
 			pthread_mutex_lock(&ks->mu);
 		if (r == ks->caprun) {
 			ks->caprun = ks->caprun ? ks->caprun * 2 : 16;
 			ks->runs = tc_xrealloc(ks->runs, ks->caprun * sizeof(*ks->runs));
+			ks->recs = tc_xrealloc(ks->recs, ks->caprun * sizeof(*ks->recs));
 		}
-		ks->runs[r] = run;
+		ks->runs[r] = keys;
+		ks->recs[r] = recs;
 		ks->nruns = r + 1;
-		if (ks->thr_on)
-			pthread_mutex_unlock(&ks->mu);
-	}
-	if (i == 0 && r > 0) {
-		/* run r - 1 is complete (its last key was written by the
-		 * caller after the previous push returned) */
-		if (!ks->thr_on && !ks->no_thr) {
-			ks->thr_on = pthread_create(&ks->thr, NULL, st_keys_thread, ks) == 0;
-			ks->no_thr = !ks->thr_on;
-		}
-		if (ks->thr_on) {
-			pthread_mutex_lock(&ks->mu);
+		if (r > 0 && ks->thr_on) {
+			/* run r - 1 is complete: its last key was written by
+			 * the caller after the previous push returned */
 			ks->full = r;
 			pthread_cond_signal(&ks->cv);
+			while (ks->full - ks->sorted > ST_RUNS_PENDING)
+				pthread_cond_wait(&ks->cv, &ks->mu);
+		}
+		if (ks->thr_on)
 			pthread_mutex_unlock(&ks->mu);
+		if (r > 0 && !ks->thr_on && !ks->rc) {	/* no thread: here */
+			ks->rc = st_run_emit(ks, ks->runs[r - 1], ks->recs[r - 1], ks->run,
+					     (r - 1) * ks->run + 1);
+			ks->runs[r - 1] = NULL;
+			ks->recs[r - 1] = NULL;
+			ks->sorted = r;
 		}
 	}
 	ks->n++;
+	*rec = &ks->recs[r][i];
 	return &ks->runs[r][i];
 }
 
@@ -221,11 +293,24 @@ st_run_len(const struct st_keys *ks, size_t r)
 	return r + 1 < ks->nruns ? ks->run : ks->n - r * ks->run;
 }
 
-/* Heap of run indices ordered by their current key. */
-static inline bool
-st_heap_lt(const struct st_keys *ks, size_t a, size_t b)
+/* Heap of run indices ordered by their current record's key. */
+static inline const struct st_srec *
+st_run_head(const struct st_keys *ks, size_t r)
 {
-	return st_key_lt(&ks->runs[a][ks->pos[a]], &ks->runs[b][ks->pos[b]]);
+	return (const struct st_srec *)(ks->out.map + (r * ks->run + ks->pos[r]) *
+					sizeof(struct st_srec));
+}
+
+static inline bool
+st_srec_lt(const struct st_srec *x, const struct st_srec *y)
+{
+	if (x->unit != y->unit)
+		return x->unit < y->unit;
+	if (x->ts != y->ts)
+		return x->ts < y->ts;
+	if (x->dur != y->dur)
+		return x->dur > y->dur;
+	return x->seq < y->seq;
 }
 
 static void
@@ -238,9 +323,9 @@ st_heap_down(struct st_keys *ks, size_t i)
 
 		if (c >= n)
 			return;
-		if (c + 1 < n && st_heap_lt(ks, h[c + 1], h[c]))
+		if (c + 1 < n && st_srec_lt(st_run_head(ks, h[c + 1]), st_run_head(ks, h[c])))
 			c++;
-		if (!st_heap_lt(ks, h[c], h[i]))
+		if (!st_srec_lt(st_run_head(ks, h[c]), st_run_head(ks, h[i])))
 			return;
 		t = h[i];
 		h[i] = h[c];
@@ -249,53 +334,65 @@ st_heap_down(struct st_keys *ks, size_t i)
 	}
 }
 
-void
+int
 st_keys_sort_all(struct st_keys *ks)
 {
-	size_t r;
+	size_t r, last;
+	int rc;
 
-	if (ks->nruns == 0)
-		return;
-	/* the last run here, the full ones in the thread (or here without it) */
-	st_keys_sort(ks->runs[ks->nruns - 1], st_run_len(ks, ks->nruns - 1));
-	if (ks->thr_on) {
+	if (ks->thr_on) {	/* the full runs first: the file is in run order */
 		pthread_mutex_lock(&ks->mu);
-		ks->full = ks->nruns - 1;
 		ks->quit = true;
 		pthread_cond_signal(&ks->cv);
 		pthread_mutex_unlock(&ks->mu);
 		pthread_join(ks->thr, NULL);
 		ks->thr_on = false;
-	} else {
-		for (r = 0; r + 1 < ks->nruns; r++)
-			st_keys_sort(ks->runs[r], ks->run);
 	}
-	ks->pos = tc_xcalloc(ks->nruns, sizeof(*ks->pos));
-	ks->heap = tc_xmalloc(ks->nruns * sizeof(*ks->heap));
+	rc = ks->rc;
+	if (!rc && ks->nruns) {
+		last = ks->nruns - 1;
+		rc = st_run_emit(ks, ks->runs[last], ks->recs[last], st_run_len(ks, last),
+				 last * ks->run + 1);
+		ks->runs[last] = NULL;
+		ks->recs[last] = NULL;
+	}
+	if (!rc)
+		rc = st_spill_map(&ks->out);
+	if (rc < 0)
+		return rc;
+	if ((uint64_t)ks->n * sizeof(struct st_srec) > ks->out.mapsz)
+		return -EIO;
+	ks->pos = tc_xcalloc(ks->nruns ? ks->nruns : 1, sizeof(*ks->pos));
+	ks->heap = tc_xmalloc((ks->nruns ? ks->nruns : 1) * sizeof(*ks->heap));
 	for (r = 0; r < ks->nruns; r++)
 		ks->heap[r] = r;
 	ks->nheap = ks->nruns;
 	for (r = ks->nheap / 2; r-- > 0;)
 		st_heap_down(ks, r);
+	return 0;
 }
 
-const struct st_key *
+const struct st_srec *
 st_keys_next(struct st_keys *ks)
 {
-	const struct st_key *k;
+	const struct st_srec *k;
 	size_t r;
 
 	if (!ks->nheap)
 		return NULL;
 	r = ks->heap[0];
-	k = &ks->runs[r][ks->pos[r]++];
-	if (ks->pos[r] == st_run_len(ks, r)) {
-		/* run exhausted: the key stays valid until st_keys_free() */
-		ks->heap[0] = ks->heap[--ks->nheap];
-	}
+	k = st_run_head(ks, r);
+	if (++ks->pos[r] == st_run_len(ks, r))
+		ks->heap[0] = ks->heap[--ks->nheap];	/* run exhausted */
 	if (ks->nheap)
 		st_heap_down(ks, 0);
 	return k;
+}
+
+void
+st_keys_drop(struct st_keys *ks)
+{
+	st_spill_drop(&ks->out);
 }
 
 void
@@ -312,11 +409,15 @@ st_keys_free(struct st_keys *ks)
 		pthread_join(ks->thr, NULL);
 		ks->thr_on = false;
 	}
-	for (size_t r = 0; r < ks->nruns; r++)
+	for (size_t r = 0; r < ks->nruns; r++) {
 		free(ks->runs[r]);
+		free(ks->recs[r]);
+	}
 	free(ks->runs);
+	free(ks->recs);
 	free(ks->pos);
 	free(ks->heap);
+	st_spill_close(&ks->out);
 	pthread_mutex_destroy(&ks->mu);
 	pthread_cond_destroy(&ks->cv);
 	memset(ks, 0, sizeof(*ks));

@@ -45,7 +45,7 @@ st_writer_open(struct st_writer **wp, const char *path, struct tc_err *err)
 		     /* worker threads for CREATE INDEX's sorter (st-finish.c) */
 		     " PRAGMA threads=2;", err);
 	if (!rc)
-		rc = st_spill_open(&w->recs, path, "-stage-rec", err);
+		rc = st_keys_open(&w->keys, path, err);
 	if (!rc)
 		rc = st_spill_open(&w->args, path, "-stage-args", err);
 	if (!rc)
@@ -76,7 +76,6 @@ st_writer_release(struct st_writer *w)
 {
 	int i;
 
-	st_spill_close(&w->recs);
 	st_spill_close(&w->args);
 	st_keys_free(&w->keys);
 	st_edges_free(w->edges);
@@ -289,7 +288,7 @@ st_args_flags(const char *a, size_t n)
 int64_t
 st_event_add(struct st_writer *w, const struct st_event *ev)
 {
-	struct st_rec rec;
+	struct st_rec *rec;
 	struct st_key *k;
 	int64_t seq, end;
 	int rc;
@@ -320,25 +319,25 @@ st_event_add(struct st_writer *w, const struct st_event *ev)
 		u->ts_min = TC_MIN(u->ts_min, ev->ts);
 		u->end_max = TC_MAX(u->end_max, end);
 	}
-	k = st_keys_push(&w->keys);
+	k = st_keys_push(&w->keys, &rec);
 	k->ts = ev->ts;
 	k->dur = ev->dur;
 	k->seq = (uint32_t)seq;
 	k->unit = ev->unit;
-	memset(&rec, 0, sizeof(rec));
-	rec.value = ev->kind == ST_EV_COUNTER ? ev->value : 0;
-	rec.name = ev->name;
-	rec.cat = ev->cat;
-	rec.kind = (uint8_t)ev->kind;
+	memset(rec, 0, sizeof(*rec));
+	rec->value = ev->kind == ST_EV_COUNTER ? ev->value : 0;
+	rec->name = ev->name;
+	rec->cat = ev->cat;
+	rec->kind = (uint8_t)ev->kind;
 	if (ev->args && ev->args_len) {
-		rec.args_off = w->args.size;
-		rec.args_len = (uint32_t)ev->args_len;
-		rec.flags = ev->args_scanned ? ev->has_access
+		rec->args_off = w->args.size;
+		rec->args_len = (uint32_t)ev->args_len;
+		rec->flags = ev->args_scanned ? ev->has_access
 					     : (uint8_t)st_args_flags(ev->args, ev->args_len);
-		w->nflagged += rec.flags & 1;
+		w->nflagged += rec->flags & 1;
 	}
-	rc = st_spill_write(&w->recs, &rec, sizeof(rec));
-	if (!rc && rec.args_len)
+	rc = w->keys.rc;	/* a failed write of an earlier run */
+	if (!rc && rec->args_len)
 		rc = st_spill_write(&w->args, ev->args, ev->args_len);
 	if (rc < 0) {
 		w->failed = tc_err_set(&w->ferr, rc, "%s: staging: %s", w->path, strerror(-rc));

@@ -48,31 +48,6 @@ struct st_key {
 	int32_t unit;
 };
 
-/* store/st-keys.c: the keys in runs, sorted in the background, merged. */
-#define ST_RUN_KEYS ((size_t)1 << 20)	/* 24 MiB of keys per run */
-
-struct st_keys {
-	struct st_key **runs;
-	size_t nruns, caprun, n;
-	size_t run;		/* keys per run */
-	pthread_t thr;
-	bool thr_on, no_thr, quit;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	size_t full;		/* runs [0, full) are complete */
-	size_t sorted;		/* runs [0, sorted) are sorted */
-	size_t *pos, *heap, nheap;	/* the merge */
-};
-
-void st_keys_init(struct st_keys *ks);
-/** st_keys_push - room for the next key (fill it before the next call). */
-struct st_key *st_keys_push(struct st_keys *ks);
-/** st_keys_sort_all - sort what is left and start the merge. */
-void st_keys_sort_all(struct st_keys *ks);
-/** st_keys_next - the next key in (unit, ts, dur DESC, seq) order; NULL at the end. */
-const struct st_key *st_keys_next(struct st_keys *ks);
-void st_keys_free(struct st_keys *ks);
-
 struct st_rec {			/* record seq lives at offset (seq - 1) * 32 */
 	double value;
 	uint64_t args_off;
@@ -107,12 +82,56 @@ int st_spill_map(struct st_spill *sp);
 void st_spill_drop(struct st_spill *sp);
 void st_spill_close(struct st_spill *sp);
 
+/* store/st-keys.c: events staged in runs, sorted in the background, merged. */
+#define ST_RUN_KEYS ((size_t)1 << 20)	/* events per run: 56 MiB in memory */
+
+struct st_srec {		/* a sorted run's entry: key and record, 56 bytes */
+	int64_t ts, dur;
+	double value;
+	uint64_t args_off;
+	uint32_t seq, name, cat, args_len;
+	int32_t unit;
+	uint8_t kind, flags;
+	uint8_t pad[2];
+};
+
+struct st_keys {
+	struct st_key **runs;	/* per run being filled or waiting: keys ... */
+	struct st_rec **recs;	/* ... and records, in seq order */
+	size_t nruns, caprun, n;
+	size_t run;		/* events per run */
+	struct st_spill out;	/* the sorted runs, one after the other */
+	pthread_t thr;
+	bool thr_on, no_thr, quit;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	size_t full;		/* runs [0, full) are complete */
+	size_t sorted;		/* runs [0, sorted) are written to @out */
+	int rc;			/* first write error */
+	size_t *pos, *heap, nheap;	/* the merge */
+};
+
+
+void st_keys_init(struct st_keys *ks);
+/** st_keys_open - create the sorted-runs spill next to @base; 0 or -errno. */
+int st_keys_open(struct st_keys *ks, const char *base, struct tc_err *err);
+/** st_keys_push - room for the next event's key and (*@rec) record; fill
+ * both before the next call. */
+struct st_key *st_keys_push(struct st_keys *ks, struct st_rec **rec);
+/** st_keys_sort_all - write the last run, map the file, start the merge; 0 or -errno. */
+int st_keys_sort_all(struct st_keys *ks);
+/** st_keys_next - the next event in (unit, ts, dur DESC, seq) order; NULL at the end. */
+const struct st_srec *st_keys_next(struct st_keys *ks);
+/** st_keys_drop - let the mapped pages read so far go (st_spill_drop). */
+void st_keys_drop(struct st_keys *ks);
+void st_keys_free(struct st_keys *ks);
+
 struct st_writer {
 	sqlite3 *db;
 	char *path;
 	sqlite3_stmt *ins_edge, *ins_str;
 	struct st_keys keys;	/* one per event */
-	struct st_spill recs, args;
+	struct st_spill args;
 	struct st_map strings;	/* interned strings */
 	uint32_t nstrings;
 	struct st_map devkeys, unitkeys;
