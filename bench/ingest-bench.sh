@@ -79,6 +79,8 @@ nxs=$(med nx); sqs=$(med sq); pys=$(med py)
 mbs() { awk -v b="$bytes" -v s="$1" 'BEGIN { if (s+0 > 0) printf "%.1f", b / 1e6 / s; else print "-" }'; }
 evs() { awk -v e="$events" -v s="$1" 'BEGIN { if (s+0 > 0) printf "%.0f", e / s; else print "-" }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a+0 > 0) printf "%.2f", b / a; else print "-" }'; }
+# the hand-written notes after the generated part survive a rerun
+notes=$(sed -n '/^## Notes/,$p' "$out" 2>/dev/null || true)
 cat >"$out" <<EOT
 # JSON ingest benchmark
 
@@ -99,4 +101,5 @@ Command: \`BENCH_MB=$mb BENCH_REPEAT=$rep bench/ingest-bench.sh\`. Raw timings:
 $(cat "$w/res")
 \`\`\`
 EOT
+[ -n "$notes" ] && printf '\n%s\n' "$notes" >>"$out"
 echo "bench: wrote $out"
