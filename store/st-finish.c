@@ -178,7 +178,10 @@ struct st_fin {
 	struct st_writer *w;
 	sqlite3_stmt *ins_sumn;		/* ST_BATCH rows */
 	struct st_chunk_out out;	/* chunk inserts, on a second thread */
+	struct st_chunk_out *outp;	/* &out of the first part (st_fin_events) */
 	struct st_cbuild cb;
+	struct st_merge merge;	/* this part's units, in id order */
+	int64_t overlaps;	/* added to the stats when the parts are done */
 	int64_t t0, c0;		/* NX_STORE_TIMING=1: phase times on stderr */
 	sqlite3_stmt *ins_sum, *ins_depth;
 	int64_t origin, bucket_ns;
@@ -397,11 +400,11 @@ st_fin_chunk_flush(struct st_fin *f)
 
 	if (!cb->dir.count)
 		return 0;
-	rc = st_chunk_out_put(&f->out, &cb->dir, &cb->cols, &cb->args, cb->has_args);
+	rc = st_chunk_out_put(f->outp, &cb->dir, &cb->cols, &cb->args, cb->has_args);
 	memset(&cb->dir, 0, sizeof(cb->dir));
 	cb->has_args = false;
 	if (rc < 0)
-		rc = st_chunk_out_finish(&f->out, f->err);
+		rc = tc_err_set(f->err, rc, "%s", f->outp->msg);
 	return rc;
 }
 
@@ -466,24 +469,23 @@ st_fin_unit_level(struct st_fin *f, int unit)
 	f->ubucket_ns = f->bucket_ns << shift;
 }
 
+/*
+ * One part of the finish pass: the events of units [@lo, @hi] in id order,
+ * ids after @id (the events of the units before @lo).  Two parts run at once
+ * (st_fin_events): units are independent for nesting, depths, summaries and
+ * chunks, and each part only writes its own units' entries.  The SQLite
+ * connection is shared through f->outp's lock.
+ */
 static int
-st_fin_events(struct st_fin *f)
+st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 {
 	struct st_writer *w = f->w;
 	const struct st_srec *k;
 	size_t touched = 0;
-	int64_t id = 0;
 	int rc = 0;
 
-	rc = st_spill_map(&w->args);
-	if (!rc)
-		rc = st_keys_sort_all(&w->keys);
-	if (rc < 0) {
-		rc = tc_err_set(f->err, rc, "%s: staging: %s", w->path, strerror(-rc));
-		goto out;
-	}
-	st_fin_time(f, "sort");
-	while ((k = st_keys_next(&w->keys))) {
+	st_keys_merge_init(&w->keys, &f->merge, lo, hi);
+	while ((k = st_keys_merge_next(&w->keys, &f->merge))) {
 		int unit = k->unit;
 		int64_t ts = k->ts, dur = k->dur;
 		const struct st_srec *rec = k;
@@ -501,9 +503,9 @@ st_fin_events(struct st_fin *f)
 		}
 		kind = rec->kind;
 		if (unit != f->unit) {
-			st_chunk_out_lock(&f->out);
+			st_chunk_out_lock(f->outp);
 			rc = st_fin_unit_end(f);
-			st_chunk_out_unlock(&f->out);
+			st_chunk_out_unlock(f->outp);
 			if (rc < 0)
 				goto out;
 			f->unit = unit;
@@ -520,7 +522,7 @@ st_fin_events(struct st_fin *f)
 			if (kind == ST_EV_SLICE) {
 				if (f->nstack && ts + dur > f->stack[f->nstack - 1]) {
 					u->overlaps++;
-					w->stats.overlaps++;
+					f->overlaps++;
 				}
 				if (f->nstack == f->capstack) {
 					f->capstack = f->capstack ? f->capstack * 2 : 64;
@@ -556,15 +558,112 @@ st_fin_events(struct st_fin *f)
 	rc = st_fin_chunk_flush(f);
 	if (rc < 0)
 		goto out;
-	rc = st_chunk_out_finish(&f->out, f->err);
-	if (rc < 0)
-		goto out;
+	st_chunk_out_lock(f->outp);
 	rc = st_fin_unit_end(f);
+	st_chunk_out_unlock(f->outp);
+out:
+	st_keys_merge_free(&f->merge);
+	return rc;
+}
+
+struct st_part_job {
+	struct st_fin *f;
+	int lo, hi;
+	int64_t id;
+	int rc;
+};
+
+static void *
+st_fin_part_thread(void *arg)
+{
+	struct st_part_job *j = arg;
+
+	j->rc = st_fin_part(j->f, j->lo, j->hi, j->id);
+	return NULL;
+}
+
+/* Release what a part allocated for itself. */
+static void
+st_fin_part_free(struct st_fin *f)
+{
+	free(f->stack);
+	free(f->dmax);
+	free(f->dcount);
+	free(f->pend.v);
+	free(f->level.v);
+	tc_buf_free(&f->cb.cols);
+	tc_buf_free(&f->cb.args);
+}
+
+#define ST_SPLIT_MIN 4096	/* fewer events: one part */
+
+static int
+st_fin_events(struct st_fin *f)
+{
+	struct st_writer *w = f->w;
+	struct st_fin g;		/* the second part's state */
+	struct st_part_job job = { 0 };
+	struct tc_err gerr = { 0 };
+	pthread_t thr;
+	bool two = false;
+	int64_t before = 0;
+	int split = w->nunits, rc = 0;
+
+	rc = st_spill_map(&w->args);
+	if (!rc)
+		rc = st_keys_sort_all(&w->keys);
+	if (rc < 0) {
+		rc = tc_err_set(f->err, rc, "%s: staging: %s", w->path, strerror(-rc));
+		goto out;
+	}
+	st_fin_time(f, "sort");
+	/* split the units where about half the events come before */
+	if (w->seq >= ST_SPLIT_MIN && w->nunits >= 2) {
+		for (split = 1; split < w->nunits; split++) {
+			before += w->units[split].n_add;
+			if (before * 2 >= w->seq)
+				break;
+		}
+	}
+	if (split < w->nunits) {
+		g = *f;		/* shared: w, outp, map, statements, bucket sizes */
+		g.t0 = 0;
+		g.unit = 0;
+		g.stack = NULL;
+		g.nstack = g.capstack = 0;
+		g.dmax = g.dcount = NULL;
+		g.capdepth = 0;
+		g.max_depth = 0;
+		memset(&g.pend, 0, sizeof(g.pend));
+		memset(&g.level, 0, sizeof(g.level));
+		memset(&g.cb, 0, sizeof(g.cb));
+		tc_buf_init(&g.cb.cols);
+		tc_buf_init(&g.cb.args);
+		g.overlaps = 0;
+		g.err = &gerr;
+		job = (struct st_part_job){ .f = &g, .lo = split + 1, .hi = w->nunits, .id = before };
+		two = pthread_create(&thr, NULL, st_fin_part_thread, &job) == 0;
+		if (!two)
+			st_fin_part_free(&g);
+	}
+	if (two) {
+		rc = st_fin_part(f, 1, split, 0);
+		pthread_join(thr, NULL);
+		if (!rc && job.rc)
+			rc = tc_err_set(f->err, job.rc, "%s", gerr.msg);
+		w->stats.overlaps += g.overlaps;
+		st_fin_part_free(&g);
+	} else {
+		rc = st_fin_part(f, 1, w->nunits, 0);
+	}
+	w->stats.overlaps += f->overlaps;
+	if (!rc)
+		rc = st_chunk_out_finish(f->outp, f->err);
 out:
 	if (rc < 0) {
 		struct tc_err ignore;
 
-		st_chunk_out_finish(&f->out, &ignore);
+		st_chunk_out_finish(f->outp, &ignore);
 	}
 	/* the keys and the spill files are not needed any more */
 	st_keys_free(&w->keys);
@@ -739,6 +838,7 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	if (getenv("NX_STORE_TIMING") && !strcmp(getenv("NX_STORE_TIMING"), "1"))
 		f.t0 = tc_mono_ns();
 	st_fin_time(&f, "add");
+	f.outp = &f.out;
 	rc = st_chunk_out_start(&f.out, w->db, err);
 	if (!rc)
 		rc = st_fin_events(&f);

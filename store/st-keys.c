@@ -293,51 +293,10 @@ st_run_len(const struct st_keys *ks, size_t r)
 	return r + 1 < ks->nruns ? ks->run : ks->n - r * ks->run;
 }
 
-/* Heap of run indices ordered by their current record's key. */
-static inline const struct st_srec *
-st_run_head(const struct st_keys *ks, size_t r)
-{
-	return (const struct st_srec *)(ks->out.map + (r * ks->run + ks->pos[r]) *
-					sizeof(struct st_srec));
-}
-
-static inline bool
-st_srec_lt(const struct st_srec *x, const struct st_srec *y)
-{
-	if (x->unit != y->unit)
-		return x->unit < y->unit;
-	if (x->ts != y->ts)
-		return x->ts < y->ts;
-	if (x->dur != y->dur)
-		return x->dur > y->dur;
-	return x->seq < y->seq;
-}
-
-static void
-st_heap_down(struct st_keys *ks, size_t i)
-{
-	size_t n = ks->nheap, *h = ks->heap;
-
-	for (;;) {
-		size_t c = 2 * i + 1, t;
-
-		if (c >= n)
-			return;
-		if (c + 1 < n && st_srec_lt(st_run_head(ks, h[c + 1]), st_run_head(ks, h[c])))
-			c++;
-		if (!st_srec_lt(st_run_head(ks, h[c]), st_run_head(ks, h[i])))
-			return;
-		t = h[i];
-		h[i] = h[c];
-		h[c] = t;
-		i = c;
-	}
-}
-
 int
 st_keys_sort_all(struct st_keys *ks)
 {
-	size_t r, last;
+	size_t last;
 	int rc;
 
 	if (ks->thr_on) {	/* the full runs first: the file is in run order */
@@ -362,31 +321,111 @@ st_keys_sort_all(struct st_keys *ks)
 		return rc;
 	if ((uint64_t)ks->n * sizeof(struct st_srec) > ks->out.mapsz)
 		return -EIO;
-	ks->pos = tc_xcalloc(ks->nruns ? ks->nruns : 1, sizeof(*ks->pos));
-	ks->heap = tc_xmalloc((ks->nruns ? ks->nruns : 1) * sizeof(*ks->heap));
-	for (r = 0; r < ks->nruns; r++)
-		ks->heap[r] = r;
-	ks->nheap = ks->nruns;
-	for (r = ks->nheap / 2; r-- > 0;)
-		st_heap_down(ks, r);
 	return 0;
 }
 
+/* Run @r's entry @i in the mapped file. */
+static inline const struct st_srec *
+st_run_at(const struct st_keys *ks, size_t r, size_t i)
+{
+	return (const struct st_srec *)(ks->out.map + (r * ks->run + i) * sizeof(struct st_srec));
+}
+
+static inline bool
+st_srec_lt(const struct st_srec *x, const struct st_srec *y)
+{
+	if (x->unit != y->unit)
+		return x->unit < y->unit;
+	if (x->ts != y->ts)
+		return x->ts < y->ts;
+	if (x->dur != y->dur)
+		return x->dur > y->dur;
+	return x->seq < y->seq;
+}
+
+/* Heap of run indices ordered by their current entry. */
+static void
+st_heap_down(const struct st_keys *ks, struct st_merge *m, size_t i)
+{
+	size_t n = m->nheap, *h = m->heap;
+
+	for (;;) {
+		size_t c = 2 * i + 1, t;
+
+		if (c >= n)
+			return;
+		if (c + 1 < n && st_srec_lt(st_run_at(ks, h[c + 1], m->pos[h[c + 1]]),
+					    st_run_at(ks, h[c], m->pos[h[c]])))
+			c++;
+		if (!st_srec_lt(st_run_at(ks, h[c], m->pos[h[c]]), st_run_at(ks, h[i], m->pos[h[i]])))
+			return;
+		t = h[i];
+		h[i] = h[c];
+		h[c] = t;
+		i = c;
+	}
+}
+
+/* The first entry of run @r (sorted by unit first) whose unit is >= @unit. */
+static size_t
+st_run_lower(const struct st_keys *ks, size_t r, int64_t unit)
+{
+	size_t lo = 0, hi = st_run_len(ks, r);
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st_run_at(ks, r, mid)->unit < unit)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void
+st_keys_merge_init(const struct st_keys *ks, struct st_merge *m, int unit_lo, int unit_hi)
+{
+	size_t r;
+
+	memset(m, 0, sizeof(*m));
+	m->pos = tc_xcalloc(ks->nruns ? ks->nruns : 1, sizeof(*m->pos));
+	m->end = tc_xcalloc(ks->nruns ? ks->nruns : 1, sizeof(*m->end));
+	m->heap = tc_xmalloc((ks->nruns ? ks->nruns : 1) * sizeof(*m->heap));
+	for (r = 0; r < ks->nruns; r++) {
+		m->pos[r] = st_run_lower(ks, r, unit_lo);
+		m->end[r] = st_run_lower(ks, r, (int64_t)unit_hi + 1);
+		if (m->pos[r] < m->end[r])
+			m->heap[m->nheap++] = r;
+	}
+	for (r = m->nheap / 2; r-- > 0;)
+		st_heap_down(ks, m, r);
+}
+
 const struct st_srec *
-st_keys_next(struct st_keys *ks)
+st_keys_merge_next(const struct st_keys *ks, struct st_merge *m)
 {
 	const struct st_srec *k;
 	size_t r;
 
-	if (!ks->nheap)
+	if (!m->nheap)
 		return NULL;
-	r = ks->heap[0];
-	k = st_run_head(ks, r);
-	if (++ks->pos[r] == st_run_len(ks, r))
-		ks->heap[0] = ks->heap[--ks->nheap];	/* run exhausted */
-	if (ks->nheap)
-		st_heap_down(ks, 0);
+	r = m->heap[0];
+	k = st_run_at(ks, r, m->pos[r]);
+	if (++m->pos[r] == m->end[r])
+		m->heap[0] = m->heap[--m->nheap];	/* run exhausted */
+	if (m->nheap)
+		st_heap_down(ks, m, 0);
 	return k;
+}
+
+void
+st_keys_merge_free(struct st_merge *m)
+{
+	free(m->pos);
+	free(m->end);
+	free(m->heap);
+	memset(m, 0, sizeof(*m));
 }
 
 void
@@ -415,8 +454,6 @@ st_keys_free(struct st_keys *ks)
 	}
 	free(ks->runs);
 	free(ks->recs);
-	free(ks->pos);
-	free(ks->heap);
 	st_spill_close(&ks->out);
 	pthread_mutex_destroy(&ks->mu);
 	pthread_cond_destroy(&ks->cv);

@@ -108,7 +108,10 @@ struct st_keys {
 	size_t full;		/* runs [0, full) are complete */
 	size_t sorted;		/* runs [0, sorted) are written to @out */
 	int rc;			/* first write error */
-	size_t *pos, *heap, nheap;	/* the merge */
+};
+
+struct st_merge {		/* one reader of the sorted runs */
+	size_t *pos, *end, *heap, nheap;
 };
 
 
@@ -118,10 +121,14 @@ int st_keys_open(struct st_keys *ks, const char *base, struct tc_err *err);
 /** st_keys_push - room for the next event's key and (*@rec) record; fill
  * both before the next call. */
 struct st_key *st_keys_push(struct st_keys *ks, struct st_rec **rec);
-/** st_keys_sort_all - write the last run, map the file, start the merge; 0 or -errno. */
+/** st_keys_sort_all - write the last run and map the file; 0 or -errno. */
 int st_keys_sort_all(struct st_keys *ks);
-/** st_keys_next - the next event in (unit, ts, dur DESC, seq) order; NULL at the end. */
-const struct st_srec *st_keys_next(struct st_keys *ks);
+/** st_keys_merge_init - merge the events of units [@unit_lo, @unit_hi]; several
+ * merges may read the runs at once, from different threads. */
+void st_keys_merge_init(const struct st_keys *ks, struct st_merge *m, int unit_lo, int unit_hi);
+/** st_keys_merge_next - the next event in (unit, ts, dur DESC, seq) order; NULL at the end. */
+const struct st_srec *st_keys_merge_next(const struct st_keys *ks, struct st_merge *m);
+void st_keys_merge_free(struct st_merge *m);
 /** st_keys_drop - let the mapped pages read so far go (st_spill_drop). */
 void st_keys_drop(struct st_keys *ks);
 void st_keys_free(struct st_keys *ks);
