@@ -91,7 +91,7 @@ same file). Median of $rep runs each, measured one after another in the same run
 
 | tool | median s | MB/s | events/s | peak RSS (MiB) | time vs neuron-explorer |
 |---|---|---|---|---|---|
-| neuron-explorer ingest (store, sort, nesting, summaries, indexes) | $nxs | $(mbs "$nxs") | $(evs "$nxs") | $(( $(rss nx) / 1024 )) | 1.00 |
+| neuron-explorer ingest (raw copy + sha256, store, nesting, summaries) | $nxs | $(mbs "$nxs") | $(evs "$nxs") | $(( $(rss nx) / 1024 )) | 1.00 |
 | sqlite3 JSON1: json_each + insert (no indexes) | $sqs | $(mbs "$sqs") | $(evs "$sqs") | $(( $(rss sq) / 1024 )) | $(ratio "$nxs" "$sqs") |
 | Python json.load + sqlite3 executemany | $pys | $(mbs "$pys") | $(evs "$pys") | $(( $(rss py) / 1024 )) | $(ratio "$nxs" "$pys") |
 
