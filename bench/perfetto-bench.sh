@@ -88,7 +88,7 @@ $pbytes bytes of protobuf, $(evn pftrace) events.  The copies overlap in time (s
 timestamps), so each copy nests under the previous one: deeper stacks and $copies x the overlaps of
 one copy, a harder case than distinct runs.  The JSON row ingests the same events exported with
 \`neuron-explorer convert\` ($jbytes bytes).  Times include the raw copy into DATA/raw, sha256,
-the store, nesting, summaries, dependency edges and indexes.  Median of $rep runs.
+the store, nesting, summaries and dependency edges.  Median of $rep runs.
 
 | input | median s | MB/s (of that input) | events/s | CPU s (user + sys) | peak RSS (MiB) |
 |---|---|---|---|---|---|
@@ -96,9 +96,10 @@ the store, nesting, summaries, dependency edges and indexes.  Median of $rep run
 | the same events as JSON | $js | $(mbs "$jbytes" "$js") | $(evs "$(evn json)" "$js") | $(cpu json) | $(( $(rss json) / 1024 )) |
 
 Load average when the runs ended: $(cut -d' ' -f1-3 /proc/loadavg) (on a shared box the CPU column is the
-steadier figure; MB/s and events/s are from wall time).  Of the peak RSS, $(( $(evn pftrace) * 28 / 1048576 )) MiB is the
-store's 28 bytes per event (sort key + id map, docs/architecture.md); SQLite's caches and the
-per-unit summary buckets add about 150 MiB.
+steadier figure; MB/s and events/s are from wall time).  Of the peak RSS, $(( $(evn pftrace) * 4 / 1048576 )) MiB is the
+store's seq -> id map (4 bytes per event); the rest is bounded whatever the trace size: the
+staging runs being filled and sorted (56 MiB each), SQLite's page cache, the summary buckets of
+the units being finished and the chunks in flight (docs/architecture.md).
 
 Reference: Perfetto's trace processor is reported at about 40 MB/s for protobuf ingest.
 Command: \`BENCH_MB=$mb BENCH_REPEAT=$rep bench/perfetto-bench.sh\`.  Raw runs (s, KB, events, CPU s):
