@@ -327,8 +327,8 @@ tl_prepare(sqlite3 *db, struct tl *t)
 	    sqlite3_prepare_v2(db, "SELECT " EV_COLS " FROM events WHERE id >= ?1 AND "
 			       "id < ?2 ORDER BY id", -1, &t->win, NULL) ||
 	    sqlite3_prepare_v2(db, EV_LOWER_SQL, -1, &t->ts_at, NULL) ||
-	    sqlite3_prepare_v2(db, "SELECT MIN(level), MAX(level) FROM summaries "
-			       "WHERE unit_id = ?1", -1,
+	    sqlite3_prepare_v2(db, "SELECT (SELECT MIN(level) FROM summaries WHERE unit_id = ?1), "
+			       "(SELECT MAX(level) FROM summaries WHERE unit_id = ?1)", -1,
 			       &t->maxlevel, NULL) ||
 	    sqlite3_prepare_v2(db, "SELECT bucket, count, busy, dom_ns, vmin, vmax, dom_name "
 			       "FROM summaries WHERE unit_id = ?1 AND level = ?2 AND bucket "

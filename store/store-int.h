@@ -108,6 +108,10 @@ struct st_keys {
 	size_t full;		/* runs [0, full) are complete */
 	size_t sorted;		/* runs [0, sorted) are written to @out */
 	int rc;			/* first write error */
+#define ST_RUNS_FREE 3
+	struct st_key *free_keys[ST_RUNS_FREE];	/* emitted runs' buffers, for reuse */
+	struct st_rec *free_recs[ST_RUNS_FREE];
+	size_t nfree;
 };
 
 struct st_merge {		/* one reader of the sorted runs */
