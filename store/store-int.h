@@ -108,7 +108,7 @@ struct st_keys {
 	size_t full;		/* runs [0, full) are complete */
 	size_t sorted;		/* runs [0, sorted) are written to @out */
 	int rc;			/* first write error */
-#define ST_RUNS_FREE 3
+#define ST_RUNS_FREE 2
 	struct st_key *free_keys[ST_RUNS_FREE];	/* emitted runs' buffers, for reuse */
 	struct st_rec *free_recs[ST_RUNS_FREE];
 	size_t nfree;
