@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include "common/tc-varint.h"
 #include "store/store.h"
 #include "ingest/perfetto-int.h"
 
@@ -77,7 +78,7 @@ px_write(struct px_ctx *c, PfPacket *p)
 	}
 	perfetto__protos__trace_packet__pack(p, c->buf);
 	hdr[0] = 0x0a;
-	n = 1 + pf_put_varint(hdr + 1, len);
+	n = 1 + tc_uvarint_put(hdr + 1, len);
 	if (fwrite(hdr, 1, n, c->out) != n || fwrite(c->buf, 1, len, c->out) != len) {
 		c->failed = true;
 		return tc_err_set(c->err, -EIO, "%s: write error", c->name);

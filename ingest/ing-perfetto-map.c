@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "common/tc-hash.h"
 #include "ingest/perfetto-int.h"
 
 void
@@ -30,21 +31,11 @@ pf_map_clear(struct pf_map *m)
 	m->n = 0;
 }
 
-static inline size_t
-pf_hash(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	k *= 0xc4ceb9fe1a85ec53ULL;
-	k ^= k >> 33;
-	return (size_t)k;
-}
 
 static size_t
 pf_map_find(const struct pf_map *m, uint64_t key)
 {
-	size_t mask = m->cap - 1, i = pf_hash(key) & mask;
+	size_t mask = m->cap - 1, i = (size_t)tc_mix64(key) & mask;
 
 	while (m->used[i] && m->keys[i] != key)
 		i = (i + 1) & mask;
@@ -138,17 +129,4 @@ pf_varint(const uint8_t *p, const uint8_t *end, uint64_t *v)
 		}
 	}
 	return 0;
-}
-
-size_t
-pf_put_varint(uint8_t *out, uint64_t v)
-{
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		out[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	out[n++] = (uint8_t)v;
-	return n;
 }

@@ -43,8 +43,6 @@ bool pf_map_each(const struct pf_map *m, size_t *i, uint64_t *key, uint64_t *val
 /* pf_varint - decode a varint at @p (< @end); bytes used, 0 when truncated or
  * longer than 10 bytes. */
 size_t pf_varint(const uint8_t *p, const uint8_t *end, uint64_t *v);
-/* pf_put_varint - encode @v into @out (>= 10 bytes); bytes written. */
-size_t pf_put_varint(uint8_t *out, uint64_t v);
 
 /* pf_dec_packet() results */
 enum {

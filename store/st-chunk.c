@@ -2,6 +2,7 @@
 /* store/st-chunk.c - encode and decode packed event chunks (st-chunk.h). */
 #include <errno.h>
 #include <string.h>
+#include "common/tc-hash.h"
 #include "common/tc-varint.h"
 #include "store/st-chunk.h"
 #include "store/store.h"
@@ -77,16 +78,11 @@ st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
 	return p == end ? 0 : -EBADMSG;
 }
 
-/* Three bits per name from one 32-bit mix (Murmur3's finaliser). */
+/* Three bits per name, from one mix of the id. */
 static inline uint32_t
 st_bloom_mix(uint32_t x)
 {
-	x ^= x >> 16;
-	x *= 0x85ebca6bu;
-	x ^= x >> 13;
-	x *= 0xc2b2ae35u;
-	x ^= x >> 16;
-	return x;
+	return (uint32_t)tc_mix64(x);
 }
 
 void

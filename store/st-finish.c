@@ -486,8 +486,8 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 
 	st_keys_merge_init(&w->keys, &f->merge, lo, hi);
 	while ((k = st_keys_merge_next(&w->keys, &f->merge))) {
-		int unit = k->unit;
-		int64_t ts = k->ts, dur = k->dur;
+		int unit = k->key.unit;
+		int64_t ts = k->key.ts, dur = k->key.dur;
 		const struct st_srec *rec = k;
 		struct st_unit_def *u;
 		int depth = 0, kind;
@@ -514,7 +514,7 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 		}
 		u = &w->units[unit];
 		id++;
-		f->map[k->seq] = (uint32_t)id;
+		f->map[k->key.seq] = (uint32_t)id;
 		if (kind != ST_EV_COUNTER) {
 			while (f->nstack && f->stack[f->nstack - 1] <= ts)
 				f->nstack--;
@@ -539,7 +539,7 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 
 		{
 			struct st_cev e = {
-				.ts = ts, .dur = dur, .seq = k->seq, .name = rec->name,
+				.ts = ts, .dur = dur, .seq = k->key.seq, .name = rec->name,
 				.cat = rec->cat, .depth = depth, .kind = (uint8_t)kind,
 				.flags = rec->flags, .value = kind == ST_EV_COUNTER ? rec->value : 0,
 			};

@@ -161,6 +161,8 @@ st_run_release(struct st_keys *ks, struct st_key *keys, struct st_rec *recs)
 	free(recs);
 }
 
+_Static_assert(sizeof(struct st_srec) == 56, "a sorted run entry is 56 bytes");
+
 /* Sort a run and append it to the sorted spill. */
 static int
 st_run_emit(struct st_keys *ks, struct st_key *keys, struct st_rec *recs, size_t n,
@@ -176,10 +178,7 @@ st_run_emit(struct st_keys *ks, struct st_key *keys, struct st_rec *recs, size_t
 		const struct st_rec *r = &recs[k->seq - base_seq];
 		struct st_srec *o = &buf[nb++];
 
-		o->ts = k->ts;
-		o->dur = k->dur;
-		o->seq = k->seq;
-		o->unit = k->unit;
+		o->key = *k;
 		o->value = r->value;
 		o->args_off = r->args_off;
 		o->name = r->name;
@@ -361,13 +360,7 @@ st_run_at(const struct st_keys *ks, size_t r, size_t i)
 static inline bool
 st_srec_lt(const struct st_srec *x, const struct st_srec *y)
 {
-	if (x->unit != y->unit)
-		return x->unit < y->unit;
-	if (x->ts != y->ts)
-		return x->ts < y->ts;
-	if (x->dur != y->dur)
-		return x->dur > y->dur;
-	return x->seq < y->seq;
+	return st_key_lt(&x->key, &y->key);
 }
 
 /* Heap of run indices ordered by their current entry. */
@@ -402,7 +395,7 @@ st_run_lower(const struct st_keys *ks, size_t r, int64_t unit)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (st_run_at(ks, r, mid)->unit < unit)
+		if (st_run_at(ks, r, mid)->key.unit < unit)
 			lo = mid + 1;
 		else
 			hi = mid;

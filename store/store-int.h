@@ -86,11 +86,10 @@ void st_spill_close(struct st_spill *sp);
 #define ST_RUN_KEYS ((size_t)1 << 20)	/* events per run: 56 MiB in memory */
 
 struct st_srec {		/* a sorted run's entry: key and record, 56 bytes */
-	int64_t ts, dur;
+	struct st_key key;
 	double value;
 	uint64_t args_off;
-	uint32_t seq, name, cat, args_len;
-	int32_t unit;
+	uint32_t name, cat, args_len;
 	uint8_t kind, flags;
 	uint8_t pad[2];
 };

@@ -20,6 +20,7 @@
 #include <sqlite3.h>
 #include <zlib.h>
 #include <jansson.h>
+#include "common/tc-varint.h"
 #include "tests/tap.h"
 #include "store/library.h"
 #include "ingest/ingest.h"
@@ -39,7 +40,7 @@ frame(struct tc_buf *b, const uint8_t *data, size_t len)
 	size_t n;
 
 	hdr[0] = 0x0a;
-	n = 1 + pf_put_varint(hdr + 1, len);
+	n = 1 + tc_uvarint_put(hdr + 1, len);
 	tc_buf_add(b, hdr, n);
 	tc_buf_add(b, data, len);
 }
@@ -608,7 +609,7 @@ w_tag(struct tc_buf *b, unsigned field, unsigned wt)
 {
 	uint8_t v[10];
 
-	tc_buf_add(b, v, pf_put_varint(v, (uint64_t)field << 3 | wt));
+	tc_buf_add(b, v, tc_uvarint_put(v, (uint64_t)field << 3 | wt));
 }
 
 static void
@@ -617,7 +618,7 @@ w_varint(struct tc_buf *b, unsigned field, uint64_t x)
 	uint8_t v[10];
 
 	w_tag(b, field, 0);
-	tc_buf_add(b, v, pf_put_varint(v, x));
+	tc_buf_add(b, v, tc_uvarint_put(v, x));
 }
 
 static void
@@ -638,7 +639,7 @@ w_bytes(struct tc_buf *b, unsigned field, const void *p, size_t n)
 	uint8_t v[10];
 
 	w_tag(b, field, 2);
-	tc_buf_add(b, v, pf_put_varint(v, n));
+	tc_buf_add(b, v, tc_uvarint_put(v, n));
 	tc_buf_add(b, p, n);
 }
 
@@ -688,8 +689,8 @@ test_decoder_cases(void)
 	/* the TrackEvent */
 	w_varint(&te, 9, 3);
 	w_unknowns(&te);
-	n = pf_put_varint(packed, 1);		/* category_iids packed [1, 300] ... */
-	n += pf_put_varint(packed + n, 300);
+	n = tc_uvarint_put(packed, 1);		/* category_iids packed [1, 300] ... */
+	n += tc_uvarint_put(packed + n, 300);
 	w_bytes(&te, 3, packed, n);
 	w_varint(&te, 3, 7);			/* ... then one unpacked: 7 */
 	w_fixed64(&te, 47, 0xfedcba9876543210ULL);	/* flow_ids: one unpacked fixed64 */
@@ -699,8 +700,8 @@ test_decoder_cases(void)
 	w_bytes(&te, 47, packed, 16);
 	memcpy(&dbits, &d, 8);
 	w_fixed64(&te, 46, dbits);		/* extra_double_counter_values -2.5 */
-	n = pf_put_varint(packed, (uint64_t)-5);	/* extra_counter_values packed [-5, 6] */
-	n += pf_put_varint(packed + n, 6);
+	n = tc_uvarint_put(packed, (uint64_t)-5);	/* extra_counter_values packed [-5, 6] */
+	n += tc_uvarint_put(packed + n, 6);
 	w_bytes(&te, 12, packed, n);
 	w_varint(&te, 1, (uint64_t)-20);	/* timestamp_delta_us -20 */
 	w_bytes(&te, 4, an.data, an.len);
