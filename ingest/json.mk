@@ -5,7 +5,7 @@ libingest_a_SOURCES += ingest/ing-json.c ingest/ing-json-scan.c ingest/ing-json-
 
 check_PROGRAMS += tests/unit/test-json
 TESTS += tests/unit/test-json
-tests_unit_test_json_SOURCES = tests/unit/test-json.c tests/tap.h
+tests_unit_test_json_SOURCES = tests/unit/test-json.c tests/tap.h tests/unit/sql-int.h
 tests_unit_test_json_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_json_LDADD = $(NX_LDADD)
 

@@ -15,12 +15,12 @@ store/st-schema-sql.h: $(top_srcdir)/schemas/trace.sql $(top_srcdir)/schemas/cat
 
 check_PROGRAMS += tests/unit/test-store
 TESTS += tests/unit/test-store
-tests_unit_test_store_SOURCES = tests/unit/test-store.c tests/tap.h
+tests_unit_test_store_SOURCES = tests/unit/test-store.c tests/tap.h tests/unit/sql-int.h
 tests_unit_test_store_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_store_LDADD = $(NX_LDADD)
 
 check_PROGRAMS += tests/unit/test-vtab
 TESTS += tests/unit/test-vtab
-tests_unit_test_vtab_SOURCES = tests/unit/test-vtab.c tests/tap.h
+tests_unit_test_vtab_SOURCES = tests/unit/test-vtab.c tests/tap.h tests/unit/sql-int.h
 tests_unit_test_vtab_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_vtab_LDADD = $(NX_LDADD)

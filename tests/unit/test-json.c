@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 #include <zlib.h>
 #include "tests/tap.h"
+#include "tests/unit/sql-int.h"
 #include "store/library.h"
 #include "ingest/ingest.h"
 #include "ingest/json-int.h"
@@ -343,21 +344,6 @@ e2e_close(struct e2e *x)
 	unlink(x->path);
 }
 
-static long long
-q_int(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *s;
-	long long v = -999;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
-		printf("# sql error: %s: %s\n", sql, sqlite3_errmsg(db));
-		return -998;
-	}
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return v;
-}
 
 static char *
 q_str(sqlite3 *db, const char *sql)
@@ -435,9 +421,9 @@ test_e2e(void)
 	is_int(x.st.bad_events, 5, "bad events counted");
 	/* unmatched: outer + never closed + nodur (closed at the end), E on nobody, f-only 43 */
 	is_int(x.st.unmatched, 5, "unmatched counted");
-	is_int(q_int(x.db, "SELECT ts FROM events e JOIN strings s ON s.id = e.name "
+	is_int(q1(x.db, "SELECT ts FROM events e JOIN strings s ON s.id = e.name "
 		     "WHERE s.s = 'step'"), 1000002, "string ts \"1000.0015\" -> 1000002 ns");
-	is_int(q_int(x.db, "SELECT dur FROM events e JOIN strings s ON s.id = e.name "
+	is_int(q1(x.db, "SELECT dur FROM events e JOIN strings s ON s.id = e.name "
 		     "WHERE s.s = 'step'"), 50250, "dur 50.25 -> 50250 ns");
 	IS_Q(x.db, "SELECT args FROM events e JOIN strings s ON s.id = e.name WHERE s.s = 'step'",
 	     "{\"External id\":1}", "args kept as JSON text");
@@ -739,7 +725,7 @@ test_bigdoc_chunks(void)
 		ok(0, "5 events of 1.2 MB: %s", x.err.msg);
 	} else {
 		is_int(x.st.slices, 5, "5 events of 1.2 MB each ingest across chunk boundaries");
-		is_int(q_int(x.db, "SELECT length(args) FROM events LIMIT 1"), 1200000 + 11,
+		is_int(q1(x.db, "SELECT length(args) FROM events LIMIT 1"), 1200000 + 11,
 		       "big args kept whole");
 	}
 	e2e_close(&x);
@@ -797,7 +783,7 @@ test_offset(void)
 	if (e2e_run_opts(&x, doc, sizeof(doc) - 1, &o, 0, -1)) {
 		ok(0, "ts_offset_ns ingest: %s", x.err.msg);
 	} else {
-		is_int(q_int(x.db, "SELECT min(ts) FROM events"), 500, "ts_offset_ns shifts stored ts");
+		is_int(q1(x.db, "SELECT min(ts) FROM events"), 500, "ts_offset_ns shifts stored ts");
 		is_int(x.st.edges[ST_EDGE_FLOW], 1, "flows still bind under an offset");
 	}
 	e2e_close(&x);

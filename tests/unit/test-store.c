@@ -9,22 +9,8 @@
 #include "store/store.h"
 #include "store/library.h"
 #include "tests/tap.h"
+#include "tests/unit/sql-int.h"
 
-static int64_t
-q1(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *s;
-	int64_t v = -1;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
-		printf("# sql error: %s\n", sqlite3_errmsg(db));
-		return -999;
-	}
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return v;
-}
 
 static int64_t
 add(struct st_writer *w, int unit, int kind, int64_t ts, int64_t dur, const char *name)

@@ -19,6 +19,7 @@
 #include "store/st-chunk.h"
 #include "store/store.h"
 #include "tests/tap.h"
+#include "tests/unit/sql-int.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -598,21 +599,6 @@ next:
 	}
 }
 
-static int64_t
-q1(sqlite3 *db, const char *sql)
-{
-	sqlite3_stmt *s;
-	int64_t v = -999;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
-		printf("# sql error: %s\n", sqlite3_errmsg(db));
-		return -999;
-	}
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return v;
-}
 
 /* The error of running @sql: its code, the message in @msg. */
 static int
