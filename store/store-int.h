@@ -113,8 +113,15 @@ struct st_keys {
 	size_t nfree;
 };
 
+struct st_mnode {		/* a merge heap node: a run and its head's key */
+	struct st_key key;
+	size_t run;
+};
+
 struct st_merge {		/* one reader of the sorted runs */
-	size_t *pos, *end, *heap, nheap;
+	size_t *pos, *end;
+	struct st_mnode *heap;
+	size_t nheap;
 };
 
 
