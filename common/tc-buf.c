@@ -42,6 +42,20 @@ tc_buf_grow(struct tc_buf *b, size_t extra)
 	b->data = tc_xrealloc(b->data, b->cap);
 }
 
+char *
+tc_buf_room(struct tc_buf *b, size_t n)
+{
+	tc_buf_grow(b, n);
+	return b->data + b->len;
+}
+
+void
+tc_buf_commit(struct tc_buf *b, size_t n)
+{
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
 void
 tc_buf_add(struct tc_buf *b, const void *p, size_t n)
 {

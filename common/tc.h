@@ -68,6 +68,13 @@ void tc_buf_init(struct tc_buf *b);
 void tc_buf_free(struct tc_buf *b);
 void tc_buf_reset(struct tc_buf *b);
 void tc_buf_add(struct tc_buf *b, const void *p, size_t n);
+/**
+ * tc_buf_room - room for @n more bytes at the end of @b: write up to @n
+ * bytes there, then tc_buf_commit() how many.  Saves a copy when the
+ * bytes are produced in place (encoders).
+ */
+char *tc_buf_room(struct tc_buf *b, size_t n);
+void tc_buf_commit(struct tc_buf *b, size_t n);
 void tc_buf_addc(struct tc_buf *b, char c);
 void tc_buf_adds(struct tc_buf *b, const char *s);
 void tc_buf_printf(struct tc_buf *b, const char *fmt, ...)

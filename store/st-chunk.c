@@ -11,7 +11,7 @@ void
 st_chunk_enc_event(struct tc_buf *cols, const struct st_cev *e, int64_t prev_ts,
 		   int64_t prev_seq)
 {
-	uint8_t tmp[8 * TC_VARINT_MAX + 8], *p = tmp;
+	uint8_t *p0 = (uint8_t *)tc_buf_room(cols, 8 * TC_VARINT_MAX + 8), *p = p0;
 
 	p += tc_uvarint_put(p, (uint64_t)(e->ts - prev_ts));
 	p += tc_uvarint_put(p, (uint64_t)e->dur);
@@ -28,7 +28,7 @@ st_chunk_enc_event(struct tc_buf *cols, const struct st_cev *e, int64_t prev_ts,
 		for (int i = 0; i < 8; i++)
 			*p++ = (uint8_t)(bits >> (8 * i));
 	}
-	tc_buf_add(cols, tmp, (size_t)(p - tmp));
+	tc_buf_commit(cols, (size_t)(p - p0));
 }
 
 int

@@ -51,6 +51,14 @@ main(void)
 	tc_buf_adds(&b, "abc");
 	tc_buf_printf(&b, "-%d-", 42);
 	is_str(b.data, "abc-42-", "buf printf appends");
+	{
+		char *room = tc_buf_room(&b, 4096);
+
+		memcpy(room, "xyz", 3);
+		tc_buf_commit(&b, 3);
+		is_str(b.data, "abc-42-xyz", "bytes written in place are committed");
+		ok(b.cap >= b.len + 1 && b.data[b.len] == '\0', "still NUL-terminated");
+	}
 	tc_buf_free(&b);
 
 	tc_arena_init(&a, 64);
