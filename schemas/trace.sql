@@ -112,6 +112,9 @@ CREATE TABLE edge_labels (
 -- count: events that start in the bucket (all depths), busy: ns covered by
 -- depth-0 slices, dom_name/dom_ns: the name with the most depth-0 time,
 -- vmin/vmax/vlast: counter values.  Only non-empty buckets are stored.
+-- A unit's lowest stored level follows its density (about 32 of its events
+-- per bucket, store/st-finish.c); a reader asking for a finer level uses
+-- the unit's lowest one.
 CREATE TABLE summaries (
 	unit_id  INTEGER NOT NULL,
 	level    INTEGER NOT NULL,
