@@ -1090,8 +1090,9 @@ search_cur_next(struct search_cur *k)
 
 /*
  * The page of matches ordered by (ts, id) by merging, for every unit and
- * every matching name, the index range events_name(name, id) within the
- * unit's ids (a unit's ids are in ts order): reads offset + limit matches,
+ * every matching name, its events within the unit's ids (`name = ? AND id
+ * BETWEEN`: the events module skips chunks by their name filter; a unit's
+ * ids are in ts order): reads offset + limit matches,
  * where ORDER BY over all events reads and sorts every match.  Return 1
  * written, 0 too many units x names (the caller sorts), -1 store error.
  */

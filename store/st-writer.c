@@ -42,7 +42,7 @@ st_writer_open(struct st_writer **wp, const char *path, struct tc_err *err)
 	rc = st_exec(w->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
 		     " PRAGMA cache_size=-65536; PRAGMA temp_store=FILE;"
 		     " PRAGMA page_size=8192;"
-		     /* worker threads for CREATE INDEX's sorter (st-finish.c) */
+		     /* worker threads for SQLite's sorter (staged edges, queries) */
 		     " PRAGMA threads=2;", err);
 	if (!rc)
 		rc = st_keys_open(&w->keys, path, err);
