@@ -25,7 +25,8 @@ sql_usage(FILE *f)
 		"NULL as nothing, one row per line.  TRACE is a trace id of the library or the\n"
 		"path of a trace .db file.  Besides the stored tables (schemas/trace.sql) the\n"
 		"table `events` has one row per event: id, unit, ts, dur, kind, depth, name,\n"
-		"cat, value, seq, flags, args, ts_end.  Options come before TRACE.\n"
+		"cat, value, seq, flags, args, ts_end; and `edges` one row per dependency\n"
+		"edge: src, dst, kind, label.  Options come before TRACE.\n"
 		"\n"
 		"  --data DIR    data directory (default: $NX_DATA or %s)\n"
 		"  --header      print the column names before the first row\n"
@@ -44,8 +45,13 @@ sql_trace_path(const char *data, const char *trace)
 	struct stat sb;
 	char *path;
 
-	if (!st_id_valid(trace) || stat(trace, &sb) == 0)
+	if (stat(trace, &sb) == 0)
 		return tc_xstrdup(trace);
+	if (!st_id_valid(trace)) {
+		fprintf(stderr, "neuron-explorer sql: %s: neither a trace id of %s nor a file\n",
+			trace, data);
+		return NULL;
+	}
 	path = tc_xasprintf("%s/traces/%s.db", data, trace);
 	if (stat(path, &sb) != 0) {
 		fprintf(stderr, "neuron-explorer sql: no trace %s in %s\n", trace, data);

@@ -10,5 +10,6 @@ tests_unit_test_json_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_json_LDADD = $(NX_LDADD)
 
 # Shell tests through the real binary (golden counts vs a Python oracle, bad inputs, torch).
-TESTS += tests/json/golden.sh tests/json/bad-input.sh tests/json/torch.sh tests/json/edge-kinds.sh
+TESTS += tests/json/golden.sh tests/json/bad-input.sh tests/json/torch.sh tests/json/edge-kinds.sh \
+	tests/json/sql-cli.sh
 EXTRA_DIST += tests/json tests/data/json

@@ -1,0 +1,36 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/json/sql-cli.sh - `neuron-explorer sql`: a trace by library id or by
+# file, the events and edges tables, --header and --json, read-only, and a
+# one-line error with a non-zero exit for every kind of bad request.
+. "${NX_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
+"$NX" ingest --data "$T/d" --json "$NX_SRCDIR/tests/data/json/edge-kinds.json" >"$T/o.json"
+ok $? "ingest"
+id=$(jget "$T/o.json" "j['id']")
+n=$(jget "$T/o.json" "j['slices'] + j['instants'] + j['counters']")
+is "$("$NX" sql --data "$T/d" "$id" "SELECT count(*) FROM events")" "$n" "by id: every event is a row"
+is "$("$NX" sql "$T/d/traces/$id.db" "SELECT count(*) FROM events")" "$n" "by file: the same"
+is "$("$NX" sql --data "$T/d" "$id" "SELECT count(*) FROM edges")" \
+	"$(jget "$T/o.json" "sum(j['flows'].values())")" "edges: one row per stored edge"
+is "$("$NX" sql --data "$T/d" --header "$id" "SELECT 1 AS a, NULL AS b, 'x' AS c")" \
+	"$(printf 'a|b|c\n1||x')" "--header, NULL as nothing, columns joined by |"
+is "$("$NX" sql --data "$T/d" --json "$id" "SELECT 1 AS a, NULL AS b")" '[{"a":1,"b":null}]' \
+	"--json: an array of objects"
+
+"$NX" sql --data "$T/d" "$id" "DELETE FROM units" 2>"$T/e1"
+is $? 1 "writing is refused"
+check "the refusal is one line naming the command" \
+	sh -c "[ \$(wc -l <'$T/e1') -eq 1 ] && grep -q '^neuron-explorer sql: .*readonly' '$T/e1'"
+"$NX" sql --data "$T/d" "$id" "SELEC 1" 2>"$T/e2"
+is $? 1 "bad SQL exits 1"
+check "bad SQL: the parser's message" grep -q 'syntax error' "$T/e2"
+"$NX" sql --data "$T/d" 0123456789abcdef "SELECT 1" 2>"$T/e3"
+is $? 1 "an id not in the library exits 1"
+check "it says which id and where" grep -q 'no trace 0123456789abcdef in' "$T/e3"
+"$NX" sql --data "$T/d" "$T/nothing-here" "SELECT 1" 2>"$T/e4"
+is $? 1 "neither an id nor a file exits 1"
+check "it says so" grep -q 'neither a trace id' "$T/e4"
+"$NX" sql --data "$T/d" 2>/dev/null
+check "no query is a usage error" test $? -eq 2
+is "$("$NX" sql --data "$T/d" "$id" "SELECT count(*) FROM events")" "$n" "the trace is unchanged"
+done_testing
