@@ -670,6 +670,22 @@ push_open(struct jstack *st, int64_t ts, uint32_t name, uint32_t cat, int unit,
 	}
 }
 
+/* Open a slice of thread @ti (B, or X without dur) on @st, with the v2 flow
+ * (bind_id / flow_in / flow_out) it carries, bound when it closes. */
+static void
+push_open_thread(struct jreader *r, struct jstack *st, const struct jev *e, int ti, int64_t ts,
+		 uint32_t name, uint32_t cat)
+{
+	int id, phase;
+
+	push_open(st, ts, name, cat, thread_unit(r, ti), &e->args, e->access);
+	id = v2_ident(r, e, &phase);
+	if (id >= 0) {
+		st->v[st->n - 1].flow_ident = id;
+		st->v[st->n - 1].flow_phase = phase;
+	}
+}
+
 /*
  * Close @o at @end with its own args, or else the E's (@eargs, whose access
  * flag is @eaccess); frees o->args.
@@ -1161,15 +1177,7 @@ handle_event(struct jreader *r, const struct jev *e, uint64_t index, uint64_t of
 		if (e->dur.type == IJ_NONE) {
 			/* Chrome writes X without dur for a slice still running when
 			 * tracing stopped: keep it open until the end of the trace. */
-			struct jstack *st = &r->unfinished;
-			int id;
-
-			push_open(st, ts, name, cat, thread_unit(r, ti), &e->args, e->access);
-			id = v2_ident(r, e, &phase);
-			if (id >= 0) {
-				st->v[st->n - 1].flow_ident = id;
-				st->v[st->n - 1].flow_phase = phase;
-			}
+			push_open_thread(r, &r->unfinished, e, ti, ts, name, cat);
 			return 0;
 		}
 		if (time_val(&e->dur, &dur)) {
@@ -1192,18 +1200,9 @@ handle_event(struct jreader *r, const struct jev *e, uint64_t index, uint64_t of
 				add_flow(r, id, phase, BIND_DIRECT, thread_unit(r, ti), ts, seq);
 		}
 		return 0;
-	case 'B': {
-		struct jstack *st = &r->thr[ti].open;
-		int id;
-
-		push_open(st, ts, name, cat, thread_unit(r, ti), &e->args, e->access);
-		id = v2_ident(r, e, &phase);
-		if (id >= 0) {
-			st->v[st->n - 1].flow_ident = id;
-			st->v[st->n - 1].flow_phase = phase;
-		}
+	case 'B':
+		push_open_thread(r, &r->thr[ti].open, e, ti, ts, name, cat);
 		return 0;
-	}
 	case 'E': {
 		struct jstack *st = &r->thr[ti].open;
 

@@ -64,18 +64,15 @@ out:
 	return v;
 }
 
-/* The span of all events: meta start_ns/end_ns when the writer stored them,
- * else from the units' first events and the longest slice per depth. */
+/* The span of all events, from the stats st_writer_finish() stored in meta
+ * (0, 0 when they cannot be read). */
 static void
 trace_span(struct srv_pool_conn *c)
 {
 	sqlite3_stmt *st = NULL;
 
-	c->start_ns = meta_i64(c->db, "start_ns", INT64_MIN);
-	c->end_ns = meta_i64(c->db, "end_ns", INT64_MIN);
-	if (c->start_ns != INT64_MIN && c->end_ns != INT64_MIN)
-		return;
-	/* the stats the writer stored */
+	c->start_ns = 0;
+	c->end_ns = 0;
 	if (sqlite3_prepare_v2(c->db, "SELECT value FROM meta WHERE key = 'stats'", -1, &st,
 			       NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
 		const char *t = (const char *)sqlite3_column_text(st, 0);
@@ -87,17 +84,6 @@ trace_span(struct srv_pool_conn *c)
 			c->end_ns = json_integer_value(b);
 		}
 		json_decref(j);
-	}
-	sqlite3_finalize(st);
-	st = NULL;
-	if (c->start_ns != INT64_MIN && c->end_ns != INT64_MIN)
-		return;
-	c->start_ns = 0;
-	c->end_ns = 0;
-	if (sqlite3_prepare_v2(c->db, "SELECT MIN(ts_first), MAX(end_max) FROM event_chunks", -1, &st,
-			       NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-		c->start_ns = sqlite3_column_int64(st, 0);
-		c->end_ns = sqlite3_column_int64(st, 1);
 	}
 	sqlite3_finalize(st);
 }

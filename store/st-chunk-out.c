@@ -23,7 +23,7 @@ st_chunk_write(struct st_chunk_out *o, const struct st_chunk_job *j)
 	sqlite3_bind_blob(c, 9, j->dir.bloom, ST_BLOOM_BYTES, SQLITE_STATIC);
 	sqlite3_bind_int64(d, 1, j->dir.first);
 	sqlite3_bind_blob(d, 2, j->cols.data, (int)j->cols.len, SQLITE_STATIC);
-	if (j->has_args)
+	if (j->args.len)	/* no event of the chunk has args: NULL */
 		sqlite3_bind_blob(d, 3, j->args.data, (int)j->args.len, SQLITE_STATIC);
 	else
 		sqlite3_bind_null(d, 3);
@@ -95,7 +95,7 @@ st_chunk_out_start(struct st_chunk_out *o, sqlite3 *db, struct tc_err *err)
 
 int
 st_chunk_out_put(struct st_chunk_out *o, const struct st_chunk_dir *dir, struct tc_buf *cols,
-		 struct tc_buf *args, bool has_args)
+		 struct tc_buf *args)
 {
 	struct st_chunk_job *j, tmp;
 	int rc;
@@ -104,7 +104,6 @@ st_chunk_out_put(struct st_chunk_out *o, const struct st_chunk_dir *dir, struct 
 		tmp.dir = *dir;
 		tmp.cols = *cols;
 		tmp.args = *args;
-		tmp.has_args = has_args;
 		rc = o->rc ? o->rc : st_chunk_write(o, &tmp);
 		if (rc && !o->rc)
 			o->rc = rc;
@@ -123,7 +122,6 @@ st_chunk_out_put(struct st_chunk_out *o, const struct st_chunk_dir *dir, struct 
 		j->dir = *dir;
 		j->cols = *cols;
 		j->args = *args;
-		j->has_args = has_args;
 		*cols = tmp.cols;
 		*args = tmp.args;
 		o->n++;

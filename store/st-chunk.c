@@ -69,7 +69,7 @@ st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
 			p += 8;
 			memcpy(&e->value, &bits, sizeof(bits));
 		}
-		if (alen > args_size - off || off > args_size)
+		if (alen > args_size - off)	/* off <= args_size holds */
 			return -EBADMSG;
 		e->args_off = (uint32_t)off;
 		e->args_len = (uint32_t)alen;

@@ -92,7 +92,6 @@ bool st_bloom_has(const uint8_t *bloom, uint32_t name);
 struct st_chunk_job {
 	struct st_chunk_dir dir;
 	struct tc_buf cols, args;
-	bool has_args;
 };
 
 struct st_chunk_out {
@@ -114,11 +113,12 @@ struct st_chunk_out {
 int st_chunk_out_start(struct st_chunk_out *o, sqlite3 *db, struct tc_err *err);
 /**
  * st_chunk_out_put - queue one chunk.  @cols and @args are swapped with
- * empty buffers (their storage is reused), @dir is copied.
+ * empty buffers (their storage is reused), @dir is copied.  An empty @args
+ * is stored as NULL.
  * Return: 0, or the first failure of an earlier write.
  */
 int st_chunk_out_put(struct st_chunk_out *o, const struct st_chunk_dir *dir,
-		     struct tc_buf *cols, struct tc_buf *args, bool has_args);
+		     struct tc_buf *cols, struct tc_buf *args);
 void st_chunk_out_lock(struct st_chunk_out *o);
 void st_chunk_out_unlock(struct st_chunk_out *o);
 /** st_chunk_out_finish - write what is queued, stop the thread, free

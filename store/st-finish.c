@@ -171,7 +171,6 @@ struct st_cbuild {
 	struct st_chunk_dir dir;
 	struct tc_buf cols, args;
 	int64_t prev_ts, prev_seq;
-	bool has_args;
 };
 
 struct st_fin {
@@ -400,9 +399,8 @@ st_fin_chunk_flush(struct st_fin *f)
 
 	if (!cb->dir.count)
 		return 0;
-	rc = st_chunk_out_put(f->outp, &cb->dir, &cb->cols, &cb->args, cb->has_args);
+	rc = st_chunk_out_put(f->outp, &cb->dir, &cb->cols, &cb->args);
 	memset(&cb->dir, 0, sizeof(cb->dir));
-	cb->has_args = false;
 	if (rc < 0)
 		rc = tc_err_set(f->err, rc, "%s", f->outp->msg);
 	return rc;
@@ -441,10 +439,8 @@ st_fin_chunk_add(struct st_fin *f, int64_t id, int unit, const struct st_cev *e,
 	dir->min_depth = TC_MIN(dir->min_depth, e->depth);
 	dir->max_depth = TC_MAX(dir->max_depth, e->depth);
 	st_bloom_add(dir->bloom, e->name);
-	if (e->args_len) {
+	if (e->args_len)
 		tc_buf_add(&cb->args, args, e->args_len);
-		cb->has_args = true;
-	}
 	return 0;
 }
 

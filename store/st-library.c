@@ -678,20 +678,24 @@ st_library_delete(struct st_library *lib, const char *id, struct tc_err *err)
 	return 0;
 }
 
-/* PRAGMA user_version of a trace store; -1 when it cannot be read. */
+/*
+ * PRAGMA user_version of a trace store, read from the file header (4 bytes,
+ * big-endian, at offset 60 of every SQLite database) rather than by opening
+ * it: start-up checks every ready trace.  -1 when it cannot be read.
+ */
 static int
 st_trace_version(const char *path)
 {
-	sqlite3 *db = NULL;
-	sqlite3_stmt *s = NULL;
-	int v = -1;
+	unsigned char h[64];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), v = -1;
 
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-	    sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &s, NULL) == SQLITE_OK &&
-	    sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
-	sqlite3_close(db);
+	if (fd < 0)
+		return -1;
+	if (pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	    !memcmp(h, "SQLite format 3", 16))
+		v = (int)((uint32_t)h[60] << 24 | (uint32_t)h[61] << 16 | (uint32_t)h[62] << 8 |
+			  h[63]);
+	close(fd);
 	return v;
 }
 

@@ -230,6 +230,8 @@ st_unit(struct st_writer *w, int dev, const char *key, int kind, const char *nam
 	u->name = tc_xstrdup(name ? name : key);
 	u->dev = dev;
 	u->kind = kind;
+	u->ts_min = INT64_MAX;
+	u->end_max = INT64_MIN;
 	st_map_put(&w->unitkeys, full, h, id);
 	return id;
 }
@@ -312,10 +314,7 @@ st_event_add(struct st_writer *w, const struct st_event *ev)
 	{
 		struct st_unit_def *u = &w->units[ev->unit];
 
-		if (!u->n_add++) {
-			u->ts_min = ev->ts;
-			u->end_max = end;
-		}
+		u->n_add++;
 		u->ts_min = TC_MIN(u->ts_min, ev->ts);
 		u->end_max = TC_MAX(u->end_max, end);
 	}
