@@ -75,6 +75,8 @@ void tc_buf_add(struct tc_buf *b, const void *p, size_t n);
  */
 char *tc_buf_room(struct tc_buf *b, size_t n);
 void tc_buf_commit(struct tc_buf *b, size_t n);
+/** tc_buf_add_utf8 - append code point @cp (<= 0x10FFFF) as UTF-8. */
+void tc_buf_add_utf8(struct tc_buf *b, uint32_t cp);
 void tc_buf_addc(struct tc_buf *b, char c);
 void tc_buf_adds(struct tc_buf *b, const char *s);
 void tc_buf_printf(struct tc_buf *b, const char *fmt, ...)

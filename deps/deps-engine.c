@@ -347,16 +347,7 @@ sc_string(struct scan *sc, const char **s, size_t *len)
 				u = u * 16 + h;
 			}
 			sc->p += 4;
-			if (u < 0x80) {
-				tc_buf_addc(&sc->str, (char)u);
-			} else if (u < 0x800) {
-				tc_buf_addc(&sc->str, (char)(0xc0 | u >> 6));
-				tc_buf_addc(&sc->str, (char)(0x80 | (u & 0x3f)));
-			} else {
-				tc_buf_addc(&sc->str, (char)(0xe0 | u >> 12));
-				tc_buf_addc(&sc->str, (char)(0x80 | ((u >> 6) & 0x3f)));
-				tc_buf_addc(&sc->str, (char)(0x80 | (u & 0x3f)));
-			}
+			tc_buf_add_utf8(&sc->str, u);
 			break;
 		}
 		default:

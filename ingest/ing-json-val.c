@@ -297,31 +297,6 @@ ij_obj_next(const char **pp, const char *end, bool first, struct ij_val *key,
 	return 1;
 }
 
-static void
-put_utf8(struct tc_buf *out, uint32_t cp)
-{
-	char b[4];
-
-	if (cp < 0x80) {
-		tc_buf_addc(out, (char)cp);
-	} else if (cp < 0x800) {
-		b[0] = (char)(0xc0 | (cp >> 6));
-		b[1] = (char)(0x80 | (cp & 0x3f));
-		tc_buf_add(out, b, 2);
-	} else if (cp < 0x10000) {
-		b[0] = (char)(0xe0 | (cp >> 12));
-		b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		b[2] = (char)(0x80 | (cp & 0x3f));
-		tc_buf_add(out, b, 3);
-	} else {
-		b[0] = (char)(0xf0 | (cp >> 18));
-		b[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-		b[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		b[3] = (char)(0x80 | (cp & 0x3f));
-		tc_buf_add(out, b, 4);
-	}
-}
-
 static uint32_t
 hex4(const char *p)
 {
@@ -366,7 +341,7 @@ ij_str_decode(const struct ij_val *v, struct tc_buf *out)
 			} else if (cp >= 0xd800 && cp < 0xe000) {
 				cp = 0xfffd;	/* lone surrogate */
 			}
-			put_utf8(out, cp);
+			tc_buf_add_utf8(out, cp);
 			continue;
 		default: tc_buf_addc(out, p[1]); break;
 		}

@@ -59,6 +59,12 @@ main(void)
 		is_str(b.data, "abc-42-xyz", "bytes written in place are committed");
 		ok(b.cap >= b.len + 1 && b.data[b.len] == '\0', "still NUL-terminated");
 	}
+	tc_buf_reset(&b);
+	tc_buf_add_utf8(&b, 0x41);
+	tc_buf_add_utf8(&b, 0xe9);
+	tc_buf_add_utf8(&b, 0x20ac);
+	tc_buf_add_utf8(&b, 0x1f600);
+	is_str(b.data, "A\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "code points as 1-4 UTF-8 bytes");
 	tc_buf_free(&b);
 
 	tc_arena_init(&a, 64);
