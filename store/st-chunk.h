@@ -87,7 +87,8 @@ bool st_bloom_has(const uint8_t *bloom, uint32_t name);
  * other use of the connection meanwhile goes between st_chunk_out_lock()
  * and st_chunk_out_unlock().
  */
-#define ST_CHUNK_QLEN 8		/* chunks in flight */
+#define ST_CHUNK_QLEN 32	/* chunks in flight */
+#define ST_CHUNK_BATCH 16	/* chunks queued before the thread is woken */
 
 struct st_chunk_job {
 	struct st_chunk_dir dir;
@@ -99,6 +100,8 @@ struct st_chunk_out {
 	sqlite3_stmt *ins_chunk, *ins_data;
 	pthread_t thr;
 	bool thr_on, quit;
+	bool idle;			/* the thread waits for a batch */
+	unsigned nwait;			/* writers waiting for a free slot */
 	pthread_mutex_t mu;		/* the queue */
 	pthread_mutex_t dbmu;		/* the connection */
 	pthread_cond_t cv_have, cv_free;

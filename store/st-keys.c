@@ -35,85 +35,11 @@ st_key_lt(const struct st_key *x, const struct st_key *y)
 	return x->seq < y->seq;
 }
 
-static inline void
-st_key_swap(struct st_key *a, struct st_key *b)
-{
-	struct st_key t = *a;
-
-	*a = *b;
-	*b = t;
-}
-
+/* Insertion sort of a few keys. */
 static void
-st_keys_sift(struct st_key *k, size_t i, size_t n)
+st_keys_isort(struct st_key *k, size_t n)
 {
-	for (;;) {
-		size_t c = 2 * i + 1;
-
-		if (c >= n)
-			return;
-		if (c + 1 < n && st_key_lt(&k[c], &k[c + 1]))
-			c++;
-		if (!st_key_lt(&k[i], &k[c]))
-			return;
-		st_key_swap(&k[i], &k[c]);
-		i = c;
-	}
-}
-
-/*
- * Introsort in place: glibc's qsort() allocates a copy of the array for its
- * merge sort (another 24 bytes per event at the peak), and the comparison
- * inlines here.  Keys are distinct (seq), median-of-three pivots, heapsort
- * when the recursion gets deep.
- */
-static void
-st_keys_introsort(struct st_key *k, size_t n, int depth)
-{
-	while (n > 16) {
-		size_t i, j, m = n / 2;
-		struct st_key p;
-
-		if (depth-- == 0) {
-			for (i = n / 2; i-- > 0;)
-				st_keys_sift(k, i, n);
-			for (i = n - 1; i > 0; i--) {
-				st_key_swap(&k[0], &k[i]);
-				st_keys_sift(k, 0, i);
-			}
-			return;
-		}
-		if (st_key_lt(&k[m], &k[0]))
-			st_key_swap(&k[m], &k[0]);
-		if (st_key_lt(&k[n - 1], &k[0]))
-			st_key_swap(&k[n - 1], &k[0]);
-		if (st_key_lt(&k[n - 1], &k[m]))
-			st_key_swap(&k[n - 1], &k[m]);
-		p = k[m];
-		i = 0;
-		j = n - 1;
-		for (;;) {		/* Hoare partition */
-			while (st_key_lt(&k[i], &p))
-				i++;
-			while (st_key_lt(&p, &k[j]))
-				j--;
-			if (i >= j)
-				break;
-			st_key_swap(&k[i], &k[j]);
-			i++;
-			j--;
-		}
-		/* [0, j] <= p <= [j + 1, n): recurse into the smaller side */
-		if (j + 1 < n - j - 1) {
-			st_keys_introsort(k, j + 1, depth);
-			k += j + 1;
-			n -= j + 1;
-		} else {
-			st_keys_introsort(k + j + 1, n - j - 1, depth);
-			n = j + 1;
-		}
-	}
-	for (size_t i = 1; i < n; i++) {	/* insertion sort */
+	for (size_t i = 1; i < n; i++) {
 		struct st_key x = k[i];
 		size_t j = i;
 
@@ -125,24 +51,126 @@ st_keys_introsort(struct st_key *k, size_t n, int depth)
 	}
 }
 
-/* Sort the keys; already sorted input (one unit, in time order) is common. */
-static void
-st_keys_sort(struct st_key *k, size_t n)
+/* The first index in @k[0, @n) whose key is greater than @x. */
+static size_t
+st_keys_upper(const struct st_key *k, size_t n, const struct st_key *x)
 {
-	size_t i;
-	int depth = 0;
+	size_t lo = 0, hi = n;
 
-	for (i = 1; i < n; i++)
-		if (st_key_lt(&k[i], &k[i - 1]))
-			break;
-	if (i >= n)
-		return;
-	for (i = n; i > 1; i >>= 1)
-		depth += 2;
-	st_keys_introsort(k, n, depth);
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st_key_lt(x, &k[mid]))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
 }
 
+/* The first index in @k[0, @n) whose key is not less than @x. */
+static size_t
+st_keys_lower(const struct st_key *k, size_t n, const struct st_key *x)
+{
+	size_t lo = 0, hi = n;
 
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st_key_lt(&k[mid], x))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Merge the sorted @k[0, @na) and @k[@na, @n) using @buf (room for @na).
+ * Only the part where they overlap moves: the keys of the first half below
+ * the second half's first key, and the keys of the second half above the
+ * first half's last key, are found by binary search and stay where they
+ * are.  Nearly sorted input costs little more than the searches.
+ */
+static void
+st_keys_merge2(struct st_key *k, size_t na, size_t n, struct st_key *buf)
+{
+	struct st_key *b = k + na;
+	size_t a0, nb, i, j, o;
+
+	if (!st_key_lt(&b[0], &k[na - 1]))
+		return;		/* in order already */
+	a0 = st_keys_upper(k, na, &b[0]);
+	nb = st_keys_lower(b, n - na, &k[na - 1]);
+	memcpy(buf, k + a0, (na - a0) * sizeof(*buf));
+	for (i = 0, j = 0, o = a0; i < na - a0 && j < nb;)
+		k[o++] = st_key_lt(&b[j], &buf[i]) ? b[j++] : buf[i++];
+	memcpy(k + o, buf + i, (na - a0 - i) * sizeof(*buf));	/* the rest of @b is in place */
+}
+
+#define ST_SORT_BLOCK 32	/* keys sorted by insertion before merging */
+
+/*
+ * Sort @k[0, @n) with @buf (room for @n keys) as merge space: blocks by
+ * insertion, then merged pairwise, bottom up.  Worst case n log n; a unit's
+ * events come nearly in order (a slice is written when it ends, after the
+ * slices nested in it; overlapping copies of a track are a few sorted
+ * sequences), and then most merges only compare their edges.
+ */
+static void
+st_keys_msort(struct st_key *k, size_t n, struct st_key *buf)
+{
+	for (size_t i = 0; i < n; i += ST_SORT_BLOCK)
+		st_keys_isort(k + i, TC_MIN(ST_SORT_BLOCK, n - i));
+	for (size_t w = ST_SORT_BLOCK; w < n; w *= 2)
+		for (size_t i = 0; i + w < n; i += 2 * w)
+			st_keys_merge2(k + i, w, TC_MIN(2 * w, n - i), buf);
+}
+
+/* Units per run beyond which the counting pass is not worth its array. */
+#define ST_SORT_MAX_UNITS(n) ((n) / 4 + 4096)
+
+/*
+ * Sort a run's @n keys into final order, with @tmp (room for @n keys) as
+ * scratch; returns the sorted array, @k or @tmp.  A run holds the events
+ * of all units interleaved in file order: a stable counting pass by unit
+ * into @tmp first (file order kept within a unit), then each unit's
+ * segment is merge-sorted alone, with the same range of @k as merge space.
+ * Segments are short, and the comparisons over the unit field of a
+ * whole-run sort are spared.  Runs with too many distinct units are
+ * merge-sorted whole.
+ */
+static struct st_key *
+st_keys_sort(struct st_key *k, struct st_key *tmp, size_t n)
+{
+	int32_t umin = INT32_MAX, umax = INT32_MIN;
+	size_t i, range, *cnt;
+
+	for (i = 0; i < n; i++) {
+		umin = TC_MIN(umin, k[i].unit);
+		umax = TC_MAX(umax, k[i].unit);
+	}
+	range = n ? (size_t)((int64_t)umax - umin) + 1 : 0;
+	if (range <= 1 || range > ST_SORT_MAX_UNITS(n)) {
+		st_keys_msort(k, n, tmp);
+		return k;
+	}
+	cnt = tc_xcalloc(range + 1, sizeof(*cnt));
+	for (i = 0; i < n; i++)
+		cnt[k[i].unit - umin + 1]++;
+	for (i = 1; i <= range; i++)
+		cnt[i] += cnt[i - 1];
+	for (i = 0; i < n; i++)	/* cnt[u]: the next slot of unit u */
+		tmp[cnt[k[i].unit - umin]++] = k[i];
+	/* now cnt[u] is the end of unit u's segment and the start of u + 1's */
+	for (i = 0; i < range; i++) {
+		size_t lo = i ? cnt[i - 1] : 0;
+
+		st_keys_msort(tmp + lo, cnt[i] - lo, k + lo);
+	}
+	free(cnt);
+	return tmp;
+}
 
 /*
  * Run buffers are reused: a fresh 56 MiB allocation per run costs its page
@@ -172,7 +200,9 @@ st_run_emit(struct st_keys *ks, struct st_key *keys, struct st_rec *recs, size_t
 	size_t i, nb = 0;
 	int rc = 0;
 
-	st_keys_sort(keys, n);
+	if (!ks->scratch)
+		ks->scratch = tc_xmalloc(ks->run * sizeof(*ks->scratch));
+	keys = st_keys_sort(keys, ks->scratch, n);
 	for (i = 0; i < n && !rc; i++) {
 		const struct st_key *k = &keys[i];
 		const struct st_rec *r = &recs[k->seq - base_seq];
@@ -480,6 +510,7 @@ st_keys_free(struct st_keys *ks)
 		free(ks->free_keys[i]);
 		free(ks->free_recs[i]);
 	}
+	free(ks->scratch);
 	st_spill_close(&ks->out);
 	pthread_mutex_destroy(&ks->mu);
 	pthread_cond_destroy(&ks->cv);

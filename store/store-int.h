@@ -111,6 +111,7 @@ struct st_keys {
 	struct st_key *free_keys[ST_RUNS_FREE];	/* emitted runs' buffers, for reuse */
 	struct st_rec *free_recs[ST_RUNS_FREE];
 	size_t nfree;
+	struct st_key *scratch;	/* owned: the run sort's counting pass (ks->run keys) */
 };
 
 struct st_mnode {		/* a merge heap node: a run and its head's key */

@@ -190,6 +190,71 @@ main(void)
 		free(p2);
 	}
 
+	/*
+	 * The run sort's input shapes (store/st-keys.c: counting pass by unit,
+	 * then a merge sort that skips ordered stretches): slices written at
+	 * their end after the slices nested in them, a track written backwards,
+	 * three overlapping copies of one track, and more units than the
+	 * counting pass takes (the whole run sorted at once).  Runs of 1000.
+	 */
+	for (int shape = 0; shape < 4; shape++) {
+		static const char *const what[] = { "nested slices written late",
+						    "a track written backwards",
+						    "overlapping copies of a track",
+						    "6000 units in runs of 1000" };
+		char *p3 = tc_xasprintf("%s/shape%d.db", dir, shape);
+		int nunits = shape == 3 ? 6000 : 3, *uv = tc_xcalloc(nunits, sizeof(*uv)), i;
+		const int n = 24000;
+		uint64_t r = 7;
+
+		setenv("NX_STORE_RUN_KEYS", "1000", 1);
+		ok(st_writer_open(&w, p3, &err) == 0, "%s: writer opens: %s", what[shape], err.msg);
+		unsetenv("NX_STORE_RUN_KEYS");
+		dev = st_device(w, "gpu:1", ST_DEV_GPU, NULL);
+		for (i = 0; i < nunits; i++) {
+			char k[16];
+
+			snprintf(k, sizeof(k), "q%d", i);
+			uv[i] = st_unit(w, dev, k, ST_UNIT_STREAM, NULL);
+		}
+		for (i = 0; i < n; i++) {
+			int64_t ts, dur = 10;
+			int unit;
+
+			r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+			unit = uv[(r >> 33) % nunits];
+			switch (shape) {
+			case 0:	/* groups of 4: three children, then their parent */
+				ts = (i / 4) * 100 + (i % 4 == 3 ? 0 : 10 + (i % 4) * 20);
+				dur = i % 4 == 3 ? 90 : 15;
+				break;
+			case 1:
+				ts = (int64_t)(n - i) * 10;
+				break;
+			case 2:	/* the same timestamps three times over */
+				ts = (int64_t)(i % (n / 3)) * 10 + (int64_t)((r >> 20) % 3);
+				break;
+			default:
+				ts = (int64_t)((r >> 12) % 100000);
+				break;
+			}
+			if (add(w, unit, ST_EV_SLICE, ts, dur, "s") != i + 1)
+				break;
+		}
+		ok(i == n, "%s: events added", what[shape]);
+		ok(st_writer_finish(w, &st, &err) == 0, "%s: finish: %s", what[shape], err.msg);
+		ok(st_trace_open(&db, p3, &err) == 0, "%s: reopen", what[shape]);
+		ok(q1(db, "SELECT count(DISTINCT seq) FROM events") == n, "%s: every event once",
+		   what[shape]);
+		ok(q1(db, "SELECT count(*) FROM events a JOIN events b ON b.id = a.id + 1 WHERE"
+		      " a.unit > b.unit OR (a.unit = b.unit AND (a.ts > b.ts OR (a.ts = b.ts AND"
+		      " (a.dur < b.dur OR (a.dur = b.dur AND a.seq >= b.seq)))))") == 0,
+		   "%s: ids follow (unit, ts, dur DESC, seq)", what[shape]);
+		sqlite3_close(db);
+		free(uv);
+		free(p3);
+	}
+
 	/* library: a bad file leaves nothing behind, a good one publishes */
 	{
 		struct st_library *lib;
