@@ -1570,10 +1570,15 @@ out:
 	return ret;
 }
 
+/*
+ * Handle the packet [@data, @data + @len) at byte @off, which the hand
+ * decoder has seen: @dec is its result and @fast the packet when PF_DEC_OK.
+ */
 static int
-pf_packet(struct pf_ctx *c, const uint8_t *data, size_t len, uint64_t off)
+pf_packet_decoded(struct pf_ctx *c, const uint8_t *data, size_t len, uint64_t off, int dec,
+		  PfPacket *fast)
 {
-	PfPacket fast, *p = NULL;
+	PfPacket *p = NULL;
 	struct pf_seq *s;
 	int64_t ts;
 	int ret = 0;
@@ -1581,12 +1586,12 @@ pf_packet(struct pf_ctx *c, const uint8_t *data, size_t len, uint64_t off)
 	/*
 	 * The hand decoder takes TrackEvents and interned data; the rest
 	 * (descriptors, clock snapshots, defaults, odd encodings) goes through
-	 * protobuf-c.  Both allocate from this depth's arena only, so there is
-	 * nothing to free but the arena.
+	 * protobuf-c.  Both allocate from an arena only (this depth's, or the
+	 * batch's), so there is nothing to free but the arena.
 	 */
-	switch (pf_dec_packet(&c->arena[c->depth], data, len, &fast)) {
+	switch (dec) {
 	case PF_DEC_OK:
-		p = &fast;
+		p = fast;
 		break;
 	case PF_DEC_SLOW:
 		tc_arena_reset(&c->arena[c->depth]);
@@ -1663,81 +1668,14 @@ out:
 	return ret;
 }
 
-/*
- * Skip or take one top-level field of a Trace at @p.  Returns bytes used, 0
- * when more input is needed, -errno on a bad field; @pkt and @pkt_len are set
- * for a packet (field 1).
- */
-static long
-pf_frame(struct pf_ctx *c, const uint8_t *p, const uint8_t *end, uint64_t off, bool at_eof,
-	 const uint8_t **pkt, size_t *pkt_len)
+/* Decode and handle one packet (nested in compressed_packets). */
+static int
+pf_packet(struct pf_ctx *c, const uint8_t *data, size_t len, uint64_t off)
 {
-	uint64_t tag, len;
-	size_t n, m;
+	PfPacket fast;
 
-	*pkt = NULL;
-	n = pf_varint(p, end, &tag);
-	if (!n) {
-		if (!at_eof && end - p < 10)
-			return 0;
-		return tc_err_set(c->err, -EINVAL, "%s: truncated varint (field tag) at byte %"
-				  PRIu64, c->name, off);
-	}
-	if (off == 0 && !c->depth && tag != 0x0a)
-		return tc_err_set(c->err, -EINVAL, "%s: not a Perfetto trace: byte 0 is 0x%02x, "
-				  "a Trace starts with a packet (0x0a)", c->name, p[0]);
-	switch (tag & 7) {
-	case 0:
-		m = pf_varint(p + n, end, &len);
-		if (!m)
-			goto short_varint;
-		return (long)(n + m);
-	case 1:
-		if (end - p < (long)n + 8)
-			goto short_data;
-		return (long)(n + 8);
-	case 5:
-		if (end - p < (long)n + 4)
-			goto short_data;
-		return (long)(n + 4);
-	case 2:
-		break;
-	default:
-		return tc_err_set(c->err, -EINVAL, "%s: not a Perfetto trace: bad field tag 0x%"
-				  PRIx64 " at byte %" PRIu64, c->name, tag, off);
-	}
-	if ((tag >> 3) == 0)
-		return tc_err_set(c->err, -EINVAL, "%s: not a Perfetto trace: field 0 at byte %"
-				  PRIu64, c->name, off);
-	m = pf_varint(p + n, end, &len);
-	if (!m)
-		goto short_varint;
-	if (len > PF_MAX_PACKET)
-		return tc_err_set(c->err, -EFBIG, "%s: packet at byte %" PRIu64 " claims %" PRIu64
-				  " bytes (limit %u MiB): corrupt length?", c->name, off, len,
-				  PF_MAX_PACKET >> 20);
-	if ((uint64_t)(end - p) < n + m + len)
-		goto short_data_len;
-	if ((tag >> 3) == 1) {
-		*pkt = p + n + m;
-		*pkt_len = (size_t)len;
-	}
-	return (long)(n + m + len);
-short_varint:
-	if (!at_eof && end - p < 20)
-		return 0;
-	return tc_err_set(c->err, -EINVAL, "%s: truncated varint (packet length) at byte %" PRIu64,
-			  c->name, off);
-short_data:
-	if (!at_eof)
-		return 0;
-	return tc_err_set(c->err, -EINVAL, "%s: truncated field at byte %" PRIu64, c->name, off);
-short_data_len:
-	if (!at_eof)
-		return 0;
-	return tc_err_set(c->err, -EINVAL, "%s: truncated packet at byte %" PRIu64 ": %" PRIu64
-			  " bytes announced, %zu present", c->name, off, len,
-			  (size_t)(end - p) - n - m);
+	return pf_packet_decoded(c, data, len, off,
+				 pf_dec_packet(&c->arena[c->depth], data, len, &fast), &fast);
 }
 
 static int
@@ -1748,7 +1686,7 @@ pf_parse_mem(struct pf_ctx *c, const uint8_t *data, size_t len, uint64_t base)
 	int ret;
 
 	while (p < end) {
-		long used = pf_frame(c, p, end, base, true, &pkt, &pkt_len);
+		long used = pf_frame(c->name, c->err, !c->depth, p, end, base, true, &pkt, &pkt_len);
 
 		if (used < 0)
 			return (int)used;
@@ -1880,10 +1818,10 @@ ing_perfetto_read(struct st_writer *w, struct tc_input *in, const struct ing_opt
 		  struct tc_err *err)
 {
 	struct pf_ctx c;
-	uint8_t *buf = NULL;
-	size_t cap = 1 << 20, start = 0, end = 0, i;
-	uint64_t off = 0;	/* decompressed offset of buf[start] */
-	bool eof = false;
+	struct pf_ahead *ah = NULL;
+	struct pf_batch *b;
+	uint64_t raw_size = tc_input_raw_size(in);
+	size_t i;
 	char num[32];
 	int ret = 0;
 
@@ -1909,58 +1847,29 @@ ing_perfetto_read(struct st_writer *w, struct tc_input *in, const struct ing_opt
 	pf_map_init(&c.lflows);
 	tc_buf_init(&c.args);
 	c.fast_real = pf_args_probe();
-	buf = tc_xmalloc(cap);
 
-	for (;;) {
-		const uint8_t *pkt;
-		size_t pkt_len;
-		long used;
+	pf_ahead_init(&ah, in, c.name);
+	while ((b = pf_ahead_next(ah))) {
+		bool last = b->last;
 
-		if (start == end && eof)
+		for (i = 0; i < b->n; i++) {
+			struct pf_item *it = &b->items[i];
+
+			ret = pf_packet_decoded(&c, it->data, it->len, it->off, it->dec, &it->pk);
+			if (ret < 0)
+				break;
+			if (opts && opts->progress && !(c.packets & 0xffff) && raw_size)
+				opts->progress(opts->ctx, (double)b->raw_off / (double)raw_size);
+		}
+		if (ret >= 0 && b->rc < 0) {
+			*err = b->err;
+			ret = b->rc;
+		}
+		pf_ahead_done(ah, b);
+		if (ret < 0)
+			goto out;
+		if (last)
 			break;
-		used = start < end ? pf_frame(&c, buf + start, buf + end, off, eof, &pkt, &pkt_len) : 0;
-		if (used < 0) {
-			ret = (int)used;
-			goto out;
-		}
-		if (used == 0) {	/* need more input */
-			long n;
-
-			if (start) {
-				memmove(buf, buf + start, end - start);
-				end -= start;
-				start = 0;
-			}
-			if (end == cap) {
-				uint64_t want;
-
-				/* grow to hold the announced packet */
-				if (pf_varint(buf + 1, buf + end, &want) && want + 16 > cap)
-					cap = (size_t)want + 16;
-				else
-					cap *= 2;
-				buf = tc_xrealloc(buf, cap);
-			}
-			n = tc_input_read(in, buf + end, cap - end, err);
-			if (n < 0) {
-				ret = (int)n;
-				goto out;
-			}
-			if (n == 0)
-				eof = true;
-			end += (size_t)n;
-			continue;
-		}
-		if (pkt && (ret = pf_packet(&c, pkt, pkt_len, off)) < 0)
-			goto out;
-		start += (size_t)used;
-		off += (uint64_t)used;
-		if (opts && opts->progress && !(c.packets & 0xffff)) {
-			uint64_t sz = tc_input_raw_size(in);
-
-			if (sz)
-				opts->progress(opts->ctx, (double)tc_input_raw_offset(in) / (double)sz);
-		}
 	}
 	if (!c.packets) {
 		ret = tc_err_set(err, -EINVAL, "%s: empty Perfetto trace (no packets)", c.name);
@@ -1974,7 +1883,7 @@ ing_perfetto_read(struct st_writer *w, struct tc_input *in, const struct ing_opt
 	st_writer_set_meta(w, "perfetto_skipped_packets", num);
 	pf_stats_meta(&c);
 out:
-	free(buf);
+	pf_ahead_free(ah);
 	pf_ctx_free(&c);
 	return ret;
 }

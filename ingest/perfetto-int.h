@@ -67,6 +67,58 @@ enum {
 int pf_dec_packet(struct tc_arena *a, const uint8_t *data, size_t len,
 		  Perfetto__Protos__TracePacket *pk);
 
+/* ---- the input side: framing and decoding ahead (ing-perfetto-ahead.c) ---- */
+
+/*
+ * pf_frame - skip or take one field of a Trace at @p (< @end), at
+ * decompressed offset @off; @top: the outermost Trace (its first byte must
+ * open a packet).  Return: bytes used, 0 when more input is needed (never
+ * when @at_eof), or -errno with @err set (naming @name) on a bad field.
+ * *@pkt and *@pkt_len are set for a packet (field 1), else *@pkt is NULL.
+ */
+long pf_frame(const char *name, struct tc_err *err, bool top, const uint8_t *p,
+	      const uint8_t *end, uint64_t off, bool at_eof, const uint8_t **pkt,
+	      size_t *pkt_len);
+
+#define PF_BATCH_ITEMS 256		/* packets per batch, at most */
+#define PF_BATCH_BYTES (256u << 10)	/* packet bytes per batch, about */
+
+/* One framed packet of a batch. */
+struct pf_item {
+	uint64_t off;			/* its field's decompressed offset */
+	const uint8_t *data;		/* its bytes, in the batch */
+	size_t len, at;
+	int dec;			/* pf_dec_packet()'s result ... */
+	Perfetto__Protos__TracePacket pk;	/* ... and the packet when PF_DEC_OK */
+};
+
+/* Packets framed and decoded ahead; everything points into the batch. */
+struct pf_batch {
+	struct pf_item *items;
+	size_t n, cap_items;
+	struct tc_buf bytes;		/* the packets' bytes */
+	struct tc_arena arena;		/* their decoded submessages */
+	int rc;				/* 0, or the error after the items (in @err) */
+	struct tc_err err;
+	bool last;			/* nothing follows */
+	uint64_t raw_off;		/* compressed input consumed, for progress */
+};
+
+struct pf_ahead;
+
+/** pf_ahead_init - read @in (named @name in errors) through batches. */
+void pf_ahead_init(struct pf_ahead **out, struct tc_input *in, const char *name);
+/**
+ * pf_ahead_next - the next batch, NULL after the last one.  Hand each back
+ * with pf_ahead_done() before asking for the next.  The first batches are
+ * made on the caller's thread; once the input outgrows one read, a thread
+ * makes them ahead.
+ */
+struct pf_batch *pf_ahead_next(struct pf_ahead *a);
+void pf_ahead_done(struct pf_ahead *a, struct pf_batch *b);
+/** pf_ahead_free - stop the thread and free everything (NULL is a no-op). */
+void pf_ahead_free(struct pf_ahead *a);
+
 /*
  * pf_export_pftrace - write the finished trace store @db as a plain Perfetto
  * trace to @out: one TrackDescriptor per device (process) and unit (thread,

@@ -1,7 +1,7 @@
 # Perfetto protobuf reader/exporter and the .ntff container (owned by the
 # Perfetto/ntff work).  The protobuf-c code is generated from
 # schemas/perfetto.proto into the build tree (works in VPATH/distcheck).
-libingest_a_SOURCES += ingest/ing-perfetto.c ingest/ing-perfetto-dec.c ingest/ing-perfetto-map.c \
+libingest_a_SOURCES += ingest/ing-perfetto.c ingest/ing-perfetto-ahead.c ingest/ing-perfetto-dec.c ingest/ing-perfetto-map.c \
 	ingest/ing-perfetto-export.c ingest/perfetto-int.h \
 	ingest/ing-ntff.c ingest/ntff.c ingest/ntff.h
 # Generated into ingest/ of the build tree (not schemas/, which is

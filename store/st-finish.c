@@ -176,8 +176,9 @@ struct st_cbuild {
 struct st_fin {
 	struct st_writer *w;
 	sqlite3_stmt *ins_sumn;		/* ST_BATCH rows */
-	struct st_chunk_out out;	/* chunk inserts, on a second thread */
-	struct st_chunk_out *outp;	/* &out of the first part (st_fin_events) */
+	/* chunk inserts, on a second thread: not in this struct, which the
+	 * second part copies while that thread runs */
+	struct st_chunk_out *outp;
 	struct st_cbuild cb;
 	struct st_merge merge;	/* this part's units, in id order */
 	int64_t overlaps;	/* added to the stats when the parts are done */
@@ -781,6 +782,7 @@ int
 st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err)
 {
 	struct st_fin f = { 0 };
+	struct st_chunk_out out = { 0 };
 	char *path = tc_xstrdup(w->path);
 	char buf[64], *json = NULL;
 	int64_t span;
@@ -834,8 +836,8 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	if (getenv("NX_STORE_TIMING") && !strcmp(getenv("NX_STORE_TIMING"), "1"))
 		f.t0 = tc_mono_ns();
 	st_fin_time(&f, "add");
-	f.outp = &f.out;
-	rc = st_chunk_out_start(&f.out, w->db, err);
+	f.outp = &out;
+	rc = st_chunk_out_start(&out, w->db, err);
 	if (!rc)
 		rc = st_fin_events(&f);
 	st_fin_time(&f, "events");
@@ -885,7 +887,7 @@ out:
 	{
 		struct tc_err ignore;
 
-		st_chunk_out_finish(&f.out, &ignore);	/* no-op unless failed early */
+		st_chunk_out_finish(&out, &ignore);	/* no-op unless failed early */
 	}
 	free(f.map);
 	free(f.stack);

@@ -1161,6 +1161,85 @@ test_category_redefined(void)
 	tc_buf_free(&b);
 }
 
+/*
+ * Past one read of input (1 MiB) the reader frames and decodes on a second
+ * thread (ingest/ing-perfetto-ahead.c): a 4 MB trace of slices on one
+ * thread track must give every slice, and a cut in its last packet or a
+ * bad field tag near its end the same errors, at the same bytes, as a
+ * one-thread read.  *@last_off is the offset of the last packet's field.
+ */
+static void
+build_long(struct tc_buf *b, int nslices, size_t *last_off)
+{
+	Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+	Perfetto__Protos__ThreadDescriptor thd = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
+	char name[32];
+	Pkt p;
+	Ev te;
+
+	p = pkt(9);
+	td.has_uuid = 1;
+	td.uuid = 900;
+	thd.has_pid = 1;
+	thd.pid = 9;
+	thd.has_tid = 1;
+	thd.tid = 10;
+	td.thread = &thd;
+	p.track_descriptor = &td;
+	put(b, &p, NULL, 0);
+	for (int i = 0; i < 2 * nslices; i++) {
+		p = pkt(9);
+		p.has_timestamp = 1;
+		p.timestamp = 1000000000ULL + (uint64_t)i * 1000;
+		te = (Ev)PERFETTO__PROTOS__TRACK_EVENT__INIT;
+		te.has_type = 1;
+		te.type = i % 2 ? 2 : 1;	/* SLICE_END : SLICE_BEGIN */
+		te.has_track_uuid = 1;
+		te.track_uuid = 900;
+		if (!(i % 2)) {
+			snprintf(name, sizeof(name), "slice %d with a longer name", i / 2);
+			te.name = name;
+		}
+		p.track_event = &te;
+		*last_off = b->len;
+		put(b, &p, NULL, 0);
+	}
+}
+
+static void
+test_decode_ahead(void)
+{
+	struct tc_buf b;
+	struct st_stats st;
+	struct tc_err err = { 0 };
+	char path[300], want[200];
+	size_t last = 0;
+	const int n = 50000;
+
+	tc_buf_init(&b);
+	build_long(&b, n, &last);
+	ok(b.len > 3 * (1u << 20), "long trace: %zu bytes, more than three reads", b.len);
+	snprintf(path, sizeof(path), "%s/long.db", tmpdir);
+	ok(ingest_mem(b.data, b.len, path, &st, &err) == 0, "long trace ingests: %s", err.msg);
+	is_int(st.slices, n, "long trace: every slice, in batches decoded ahead");
+
+	/* cut inside the last packet */
+	snprintf(path, sizeof(path), "%s/long-cut.db", tmpdir);
+	snprintf(want, sizeof(want), "mem.pftrace: truncated packet at byte %zu", last);
+	ok(ingest_mem(b.data, b.len - 3, path, &st, &err) == -EINVAL, "long trace cut: -EINVAL");
+	ok(!strncmp(err.msg, want, strlen(want)), "long trace cut: \"%s\" (want \"%s...\")",
+	   err.msg, want);
+
+	/* a bad field tag (wire type 7) where the last packet starts */
+	((uint8_t *)b.data)[last] = 0x0f;
+	snprintf(path, sizeof(path), "%s/long-bad.db", tmpdir);
+	snprintf(want, sizeof(want), "mem.pftrace: not a Perfetto trace: bad field tag 0xf at "
+		 "byte %zu", last);
+	ok(ingest_mem(b.data, b.len, path, &st, &err) == -EINVAL, "long trace bad tag: -EINVAL");
+	is_str(err.msg, want, "long trace bad tag: error names the byte");
+	tc_buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -1185,6 +1264,7 @@ main(void)
 	dec_shared_trace();
 	test_args();
 	test_category_redefined();
+	test_decode_ahead();
 	tc_buf_free(&b);
 	{
 		char cmd[400];
