@@ -40,8 +40,8 @@ st_writer_open(struct st_writer **wp, const char *path, struct tc_err *err)
 	/* A private temporary file, published by rename after a full sync:
 	 * no journal needed while it is built. */
 	rc = st_exec(w->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-		     " PRAGMA cache_size=-65536; PRAGMA temp_store=FILE;"
-		     " PRAGMA page_size=8192;"
+		     " PRAGMA cache_size=-16384; PRAGMA temp_store=FILE;"
+		     " PRAGMA page_size=32768;"
 		     /* worker threads for SQLite's sorter (staged edges, queries) */
 		     " PRAGMA threads=2;", err);
 	if (!rc)
