@@ -431,6 +431,16 @@ st_run_lower(const struct st_keys *ks, size_t r, int64_t unit)
 	return lo;
 }
 
+/* The smallest head below the top: the top's lesser child. */
+static void
+st_merge_lim(struct st_merge *m)
+{
+	if (m->nheap > 2 && st_key_lt(&m->heap[2].key, &m->heap[1].key))
+		m->lim = m->heap[2].key;
+	else if (m->nheap > 1)
+		m->lim = m->heap[1].key;
+}
+
 void
 st_keys_merge_init(const struct st_keys *ks, struct st_merge *m, int unit_lo, int unit_hi)
 {
@@ -450,8 +460,15 @@ st_keys_merge_init(const struct st_keys *ks, struct st_merge *m, int unit_lo, in
 	}
 	for (r = m->nheap / 2; r-- > 0;)
 		st_heap_down(m, r);
+	st_merge_lim(m);
 }
 
+/*
+ * The top run gives its next entry; while its head stays below every other
+ * head (a unit's stretch of one run that no other run overlaps, the common
+ * case when a trace is not copies of itself) that costs one comparison,
+ * with no sifting.
+ */
 const struct st_srec *
 st_keys_merge_next(const struct st_keys *ks, struct st_merge *m)
 {
@@ -462,12 +479,17 @@ st_keys_merge_next(const struct st_keys *ks, struct st_merge *m)
 		return NULL;
 	r = m->heap[0].run;
 	k = st_run_at(ks, r, m->pos[r]);
-	if (++m->pos[r] == m->end[r])
+	if (++m->pos[r] == m->end[r]) {
 		m->heap[0] = m->heap[--m->nheap];	/* run exhausted */
-	else
+	} else {
 		m->heap[0].key = st_run_at(ks, r, m->pos[r])->key;
-	if (m->nheap > 1)
+		if (m->nheap == 1 || st_key_lt(&m->heap[0].key, &m->lim))
+			return k;
+	}
+	if (m->nheap > 1) {
 		st_heap_down(m, 0);
+		st_merge_lim(m);
+	}
 	return k;
 }
 

@@ -123,6 +123,7 @@ struct st_merge {		/* one reader of the sorted runs */
 	size_t *pos, *end;
 	struct st_mnode *heap;
 	size_t nheap;
+	struct st_key lim;	/* the smallest head below the top (valid if nheap > 1) */
 };
 
 
