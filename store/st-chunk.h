@@ -89,6 +89,7 @@ bool st_bloom_has(const uint8_t *bloom, uint32_t name);
  */
 #define ST_CHUNK_QLEN 32	/* chunks in flight */
 #define ST_CHUNK_BATCH 16	/* chunks queued before the thread is woken */
+#define ST_CHUNK_WRITEBACK (64u << 20)	/* chunk bytes between early writebacks */
 
 struct st_chunk_job {
 	struct st_chunk_dir dir;
@@ -102,6 +103,8 @@ struct st_chunk_out {
 	bool thr_on, quit;
 	bool idle;			/* the thread waits for a batch */
 	unsigned nwait;			/* writers waiting for a free slot */
+	int fd;				/* the store file, for early writeback; -1 */
+	size_t unsynced;		/* chunk bytes inserted since the last one */
 	pthread_mutex_t mu;		/* the queue */
 	pthread_mutex_t dbmu;		/* the connection */
 	pthread_cond_t cv_have, cv_free;
