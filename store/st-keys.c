@@ -208,6 +208,10 @@ st_run_emit(struct st_keys *ks, struct st_key *keys, struct st_rec *recs, size_t
 		const struct st_rec *r = &recs[k->seq - base_seq];
 		struct st_srec *o = &buf[nb++];
 
+		/* records are gathered in key order: fetch a few ahead */
+		if (i + 16 < n)
+			__builtin_prefetch(&recs[keys[i + 16].seq - base_seq]);
+
 		o->key = *k;
 		o->value = r->value;
 		o->args_off = r->args_off;
