@@ -41,7 +41,7 @@ struct pf_ahead {
 	struct pf_batch ring[PF_RING];
 	unsigned head, n;		/* filled batches: ring[head], ... n of them */
 	pthread_t thr;
-	bool thr_on, quit;
+	bool thr_on, no_thr, quit;	/* no_thr: pthread_create() failed once */
 	bool cons_wait, prod_wait;	/* which side sleeps */
 	pthread_mutex_t mu;
 	pthread_cond_t cv_filled, cv_free;
@@ -282,8 +282,11 @@ pf_ahead_next(struct pf_ahead *a)
 		 * Inline until the input proves larger than one read: small
 		 * traces (tests, fuzzing, most .ntff sections) get no thread.
 		 */
-		if (a->reads <= 1 || !(a->thr_on = pthread_create(&a->thr, NULL, pf_ahead_thread,
-								   a) == 0)) {
+		if (a->reads > 1 && !a->no_thr) {
+			a->thr_on = pthread_create(&a->thr, NULL, pf_ahead_thread, a) == 0;
+			a->no_thr = !a->thr_on;
+		}
+		if (!a->thr_on) {
 			b = &a->ring[0];
 			pf_batch_fill(a, b);
 			a->done = b->last;
