@@ -156,6 +156,21 @@ tc_input_read(struct tc_input *in, void *buf, size_t n, struct tc_err *err)
 	if (!n)
 		return 0;
 	if (!in->gzip) {
+		if (in->fd >= 0 && in->raw_pos == in->raw_len && !in->eof && n >= TC_INPUT_RAW) {
+			ssize_t r;
+
+			/* a large read of a plain file goes straight to @buf */
+			do
+				r = read(in->fd, buf, n);
+			while (r < 0 && errno == EINTR);
+			if (r < 0)
+				return tc_err_set(err, -errno, "%s: read error: %s", in->name,
+						  strerror(errno));
+			if (r == 0)
+				in->eof = true;
+			in->raw_off += (uint64_t)r;
+			return (long)r;
+		}
 		avail = tc_input_fill(in, err);
 		if (avail <= 0)
 			return avail;
