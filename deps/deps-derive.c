@@ -16,6 +16,8 @@ struct derive {
 	struct st_stats *stats;
 	struct tc_err *err;
 	bool edge_failed;	/* @err says why */
+	uint32_t *texts[2];	/* store text ids of the engine's buffer and semaphore names */
+	size_t ntexts[2];
 };
 
 /* Hand an edge to the store, which packs them at the end of finish. */
@@ -34,23 +36,39 @@ on_edge(void *ctx, int64_t src, int64_t dst, int kind, const char *label, size_t
 	return 0;
 }
 
+/*
+ * Hand an edge with a one-item label to the store, the name as a text id
+ * resolved once per engine name.
+ */
 static int
-on_parts(void *ctx, int64_t src, int64_t dst, int kind, int shape, const char *name, size_t len,
-	 uint64_t a, uint64_t b)
+on_parts(void *ctx, int64_t src, int64_t dst, int kind, const struct deps_label *l)
 {
 	struct derive *d = ctx;
-	int rc = st_writer_add_edge_parts(d->w, src, dst, kind,
-					  shape == DEPS_LABEL_BYTES ? ST_LABEL_BYTES
-								    : ST_LABEL_AT_LEAST,
-					  name, len, a, b);
+	int t = l->shape == DEPS_LABEL_BYTES ? 0 : 1, rc;
 
-	if (rc < 0) {
-		d->edge_failed = true;
-		return tc_err_set(d->err, rc, "storing dependency edges: %s", strerror(-rc));
+	if (l->name_id >= d->ntexts[t]) {
+		size_t n = TC_MAX((size_t)l->name_id + 1, 2 * d->ntexts[t]);
+
+		d->texts[t] = tc_xrealloc(d->texts[t], n * sizeof(*d->texts[t]));
+		memset(d->texts[t] + d->ntexts[t], 0, (n - d->ntexts[t]) * sizeof(*d->texts[t]));
+		d->ntexts[t] = n;
 	}
+	if (!d->texts[t][l->name_id]) {		/* text ids start at 1 */
+		rc = st_writer_edge_text(d->w, l->name, l->len, &d->texts[t][l->name_id]);
+		if (rc < 0)
+			goto fail;
+	}
+	rc = st_writer_add_edge_text(d->w, src, dst, kind,
+				     t == 0 ? ST_LABEL_BYTES : ST_LABEL_AT_LEAST,
+				     d->texts[t][l->name_id], l->a, l->b);
+	if (rc < 0)
+		goto fail;
 	if (d->stats)
 		d->stats->edges[kind]++;
 	return 0;
+fail:
+	d->edge_failed = true;
+	return tc_err_set(d->err, rc, "storing dependency edges: %s", strerror(-rc));
 }
 
 static void
@@ -286,5 +304,7 @@ deps_derive(struct st_writer *w, struct st_stats *stats, struct tc_err *err)
 	if (rc < 0 && !d.edge_failed)
 		rc = tc_err_set(err, rc, "dependency analysis: %s", strerror(-rc));
 	deps_engine_free(e);
+	free(d.texts[0]);
+	free(d.texts[1]);
 	return rc;
 }

@@ -710,8 +710,10 @@ flush_pieces(struct deps_engine *e, int64_t dst)
 				hi = TC_MAX(hi, e->pieces[j].hi);
 			if ((j == e->npieces || e->pieces[j].src != p->src ||
 			     e->pieces[j].kind != p->kind) && e->bufs.lens[p->buf] <= LABEL_SHORT) {
-				rc = e->parts(e->ctx, p->src, dst, p->kind, DEPS_LABEL_BYTES,
-					      e->bufs.v[p->buf], e->bufs.lens[p->buf], p->lo, hi);
+				struct deps_label l = { DEPS_LABEL_BYTES, p->buf, e->bufs.v[p->buf],
+							e->bufs.lens[p->buf], p->lo, hi };
+
+				rc = e->parts(e->ctx, p->src, dst, p->kind, &l);
 				i = j;
 				continue;
 			}
@@ -834,8 +836,10 @@ deps_engine_finish(struct deps_engine *e)
 		if (e->parts && e->waits[i].src && (i + 1 == e->nwaits ||
 		    e->waits[i + 1].eid != e->waits[i].eid || e->waits[i + 1].src != e->waits[i].src) &&
 		    slen <= LABEL_SHORT) {
-			rc = e->parts(e->ctx, e->waits[i].src, e->waits[i].eid, ST_EDGE_ORDER,
-				      DEPS_LABEL_WAIT, sem, slen, (uint64_t)e->waits[i].n, 0);
+			struct deps_label l = { DEPS_LABEL_WAIT, e->waits[i].sem, sem, slen,
+						(uint64_t)e->waits[i].n, 0 };
+
+			rc = e->parts(e->ctx, e->waits[i].src, e->waits[i].eid, ST_EDGE_ORDER, &l);
 			j = i + 1;
 			continue;
 		}

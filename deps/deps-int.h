@@ -110,13 +110,27 @@ typedef int (*deps_edge_fn)(void *ctx, int64_t src, int64_t dst, int kind, const
 #define DEPS_LABEL_WAIT 2	/* NAME>=A */
 
 /**
- * deps_parts_fn - an edge whose label is one item, given in parts: @name
- * (@len bytes) and the numbers of @shape.  The text would be the same that
- * deps_edge_fn gets (DEPS_LABEL_BYTES: "NAME[A:B]", DEPS_LABEL_WAIT:
- * "NAME>=A"), without formatting it.
+ * struct deps_label - a label of one item, in parts: @name (@len bytes, not
+ * NUL-terminated) and the numbers of @shape.  The text would be the same
+ * that deps_edge_fn gets (DEPS_LABEL_BYTES: "NAME[A:B]", DEPS_LABEL_WAIT:
+ * "NAME>=A").  @name_id numbers the name in the engine (buffers and
+ * semaphores apart, by @shape), the same for the engine's life: a callback
+ * may resolve a name once per id.
  */
-typedef int (*deps_parts_fn)(void *ctx, int64_t src, int64_t dst, int kind, int shape,
-			     const char *name, size_t len, uint64_t a, uint64_t b);
+struct deps_label {
+	int shape;
+	uint32_t name_id;
+	const char *name;
+	size_t len;
+	uint64_t a, b;
+};
+
+/**
+ * deps_parts_fn - an edge whose label is one item, given in parts (@l is
+ * only valid during the call), without formatting it.
+ */
+typedef int (*deps_parts_fn)(void *ctx, int64_t src, int64_t dst, int kind,
+			     const struct deps_label *l);
 
 /** deps_bad_fn - a malformed access string, wait or operand of event @eid. */
 typedef void (*deps_bad_fn)(void *ctx, int64_t eid, const char *what, const char *text);

@@ -258,6 +258,21 @@ const char *st_writer_flagged_args(struct st_writer *w, const struct st_fev *e);
  */
 void st_writer_flagged_drop(struct st_writer *w);
 
+/**
+ * st_writer_edge_text - for deps/ during finish: the id of label text @s
+ * (@len bytes) for st_writer_add_edge_text(), valid until finish returns:
+ * resolve a buffer or semaphore name once instead of per edge.
+ * Return: 0 or -errno.
+ */
+int st_writer_edge_text(struct st_writer *w, const char *s, size_t len, uint32_t *id);
+
+/**
+ * st_writer_add_edge_text - st_writer_add_edge_parts() with the name given
+ * by its id from st_writer_edge_text().  Return: as st_writer_add_edge_parts().
+ */
+int st_writer_add_edge_text(struct st_writer *w, int64_t src, int64_t dst, int kind, int shape,
+			    uint32_t text, uint64_t a, uint64_t b);
+
 /** st_writer_db - the underlying connection (for deps/ during finish). */
 sqlite3 *st_writer_db(struct st_writer *w);
 

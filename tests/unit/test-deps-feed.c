@@ -32,15 +32,15 @@ on_edge(void *ctx, int64_t src, int64_t dst, int kind, const char *label, size_t
 }
 
 static int
-on_parts(void *ctx, int64_t src, int64_t dst, int kind, int shape, const char *name, size_t len,
-	 uint64_t a, uint64_t b)
+on_parts(void *ctx, int64_t src, int64_t dst, int kind, const struct deps_label *l)
 {
-	if (shape == DEPS_LABEL_BYTES)
+	if (l->shape == DEPS_LABEL_BYTES)
 		tc_buf_printf(&got, "%lld>%lld:%d:%.*s[%llu:%llu]\n", (long long)src, (long long)dst,
-			      kind, (int)len, name, (unsigned long long)a, (unsigned long long)b);
+			      kind, (int)l->len, l->name, (unsigned long long)l->a,
+			      (unsigned long long)l->b);
 	else
 		tc_buf_printf(&got, "%lld>%lld:%d:%.*s>=%llu\n", (long long)src, (long long)dst,
-			      kind, (int)len, name, (unsigned long long)a);
+			      kind, (int)l->len, l->name, (unsigned long long)l->a);
 	return 0;
 }
 
