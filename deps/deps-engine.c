@@ -129,10 +129,10 @@ names_id(struct names *t, const char *s, size_t len)
 	}
 	h = hash_str(s, len);
 	for (i = h & (t->nslots - 1); t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
-		const char *c = t->v[t->slots[i] - 1];
+		uint32_t k = t->slots[i] - 1;
 
-		if (!strncmp(c, s, len) && c[len] == '\0')
-			return t->slots[i] - 1;
+		if (t->lens[k] == len && !memcmp(t->v[k], s, len))
+			return k;
 	}
 	GROW(t->v, t->n, t->cap);
 	t->lens = tc_xrealloc(t->lens, t->cap * sizeof(*t->lens));
