@@ -420,6 +420,56 @@ iv_push(struct di_iv **v, size_t *cap, size_t n)
 	return &(*v)[n];
 }
 
+/*
+ * The access [key[@j], @hi) when it covers whole intervals of leaf @l (one
+ * for a write, any run without gaps for a read): the intervals keep their
+ * bounds, so they are updated where they lie, with the same dependencies
+ * reported in the same order as the general path below.  Tiles reused
+ * whole are the common case.  Return: false, having done nothing, when the
+ * access is not of that kind.
+ */
+static bool
+access_in_place(struct deps_imap *m, struct di_node *l, int j, uint64_t hi, bool write,
+		int64_t eid, deps_emit_fn emit, void *ctx)
+{
+	struct di_ent *e = &l->ent[j];
+	int k = j;
+
+	if (write) {
+		if (e->hi != hi)
+			return false;
+		if (e->writer && e->writer != eid)
+			emit(ctx, e->writer, ST_EDGE_OUTPUT, l->key[j], hi);
+		for (int r = 0; r < 2; r++)
+			if (e->rd.r[r] && e->rd.r[r] != eid)
+				emit(ctx, e->rd.r[r], ST_EDGE_ANTI, l->key[j], hi);
+		for (struct rlist *rd = e->rd.rest; rd; rd = rd->next)
+			if (rd->eid != eid)
+				emit(ctx, rd->eid, ST_EDGE_ANTI, l->key[j], hi);
+		rl_put(m, e->rd.rest);
+		e->writer = eid;
+		e->rd = (struct di_rd){ { 0, 0 }, NULL };
+		return true;
+	}
+	/* a read: intervals end to end from key[j] to exactly hi, all in this leaf */
+	while (l->ent[k].hi < hi && k + 1 < (int)l->n && l->key[k + 1] == l->ent[k].hi)
+		k++;
+	if (l->ent[k].hi != hi)
+		return false;
+	for (int i = j; i <= k; i++) {
+		e = &l->ent[i];
+		if (e->writer && e->writer != eid)
+			emit(ctx, e->writer, ST_EDGE_FLOW, l->key[i], e->hi);
+	}
+	for (int i = j; i <= k; i++) {
+		struct di_rd rd = rd_push(m, l->ent[i].rd, eid);
+
+		rl_put(m, l->ent[i].rd.rest);
+		l->ent[i].rd = rd;
+	}
+	return true;
+}
+
 void
 deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid,
 		 deps_emit_fn emit, void *ctx)
@@ -436,6 +486,8 @@ deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int6
 	j = node_le(l, lo);
 	if (j < 0 || l->ent[j].hi <= lo)
 		j++;
+	if (j < (int)l->n && l->key[j] == lo && access_in_place(m, l, j, hi, write, eid, emit, ctx))
+		return;
 	/* the overlapped intervals, in order; report what they cause */
 	for (c = l, ci = j;;) {
 		struct di_ent *e;

@@ -6,6 +6,7 @@
  * reporting of malformed strings.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "deps/deps-int.h"
@@ -416,54 +417,89 @@ big_emit(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
 	}
 }
 
+/*
+ * One random run against the per-byte model; @tile: accesses of 1 to 3
+ * whole tiles of that many bytes (the intervals are then tiles or runs of
+ * them, and most accesses reuse them whole, updated in place), else of any
+ * bytes.  Return: the most live intervals seen.
+ */
+static size_t
+imap_run(struct big_model *b, struct deps_imap *m, uint64_t x, int nev, uint64_t tile,
+	 int *missing)
+{
+	size_t maxlive = 0;
+
+	memset(b, 0, offsetof(struct big_model, readers));
+	for (int i = 0; i < BIG; i++)
+		b->nreaders[i] = 0;
+	memset(b->stamp, 0, sizeof(b->stamp));
+	b->bad = b->dup = b->reported = 0;
+	*missing = 0;
+	for (b->ev = 1; b->ev <= nev; b->ev++) {
+		uint64_t len;
+		bool write;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		if (tile) {
+			len = tile * (1 + (x >> 20) % 3);
+			b->lo = (x >> 33) % (BIG / tile) * tile;
+		} else {
+			len = (x >> 40) % 50 == 0 ? 1 + (x >> 20) % 4000 : 1 + (x >> 20) % 24;
+			b->lo = (x >> 33) % BIG;
+		}
+		b->hi = TC_MIN(b->lo + len, BIG);
+		write = (x >> 13) % 3 == 0;
+		memset(b->stamp[2], 0, sizeof(b->stamp[2]));
+		deps_imap_access(m, b->lo, b->hi, write, b->ev, big_emit, b);
+		for (uint64_t y = b->lo; y < b->hi; y++) {
+			int want_anti = 0;
+
+			if (b->writer[y] && b->writer[y] != b->ev && b->stamp[write ? 1 : 0][y] != b->ev)
+				(*missing)++;
+			for (int i = 0; write && i < b->nreaders[y]; i++)
+				want_anti += b->readers[y][i] != b->ev;
+			if (write && b->stamp[2][y] != want_anti)
+				(*missing)++;
+			if (write) {
+				b->writer[y] = b->ev;
+				b->nreaders[y] = 0;
+			} else if (!b->nreaders[y] || b->readers[y][b->nreaders[y] - 1] != b->ev) {
+				if (b->nreaders[y] == b->capreaders[y]) {
+					b->capreaders[y] = b->capreaders[y] ? 2 * b->capreaders[y] : 4;
+					b->readers[y] = tc_xrealloc(b->readers[y],
+								    b->capreaders[y] * sizeof(int64_t));
+				}
+				b->readers[y][b->nreaders[y]++] = b->ev;
+			}
+		}
+		maxlive = TC_MAX(maxlive, deps_imap_count(m));
+	}
+	return maxlive;
+}
+
 static void
 test_imap_big(void)
 {
 	static struct big_model b;
 	struct deps_imap *m = deps_imap_new();
-	uint64_t x = 987654321;
-	size_t maxlive = 0;
-	int missing = 0;
+	size_t maxlive;
+	int missing;
 
-	for (b.ev = 1; b.ev <= 30000; b.ev++) {
-		uint64_t len;
-		bool write;
-
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		len = (x >> 40) % 50 == 0 ? 1 + (x >> 20) % 4000 : 1 + (x >> 20) % 24;
-		b.lo = (x >> 33) % BIG;
-		b.hi = TC_MIN(b.lo + len, BIG);
-		write = (x >> 13) % 3 == 0;
-		memset(b.stamp[2], 0, sizeof(b.stamp[2]));
-		deps_imap_access(m, b.lo, b.hi, write, b.ev, big_emit, &b);
-		for (uint64_t y = b.lo; y < b.hi; y++) {
-			int want_anti = 0;
-
-			if (b.writer[y] && b.writer[y] != b.ev && b.stamp[write ? 1 : 0][y] != b.ev)
-				missing++;
-			for (int i = 0; write && i < b.nreaders[y]; i++)
-				want_anti += b.readers[y][i] != b.ev;
-			if (write && b.stamp[2][y] != want_anti)
-				missing++;
-			if (write) {
-				b.writer[y] = b.ev;
-				b.nreaders[y] = 0;
-			} else if (!b.nreaders[y] || b.readers[y][b.nreaders[y] - 1] != b.ev) {
-				if (b.nreaders[y] == b.capreaders[y]) {
-					b.capreaders[y] = b.capreaders[y] ? 2 * b.capreaders[y] : 4;
-					b.readers[y] = tc_xrealloc(b.readers[y],
-								   b.capreaders[y] * sizeof(int64_t));
-				}
-				b.readers[y][b.nreaders[y]++] = b.ev;
-			}
-		}
-		maxlive = TC_MAX(maxlive, deps_imap_count(m));
-	}
+	maxlive = imap_run(&b, m, 987654321, 30000, 0, &missing);
 	is_int(b.bad, 0, "big random run: every reported byte is a true dependency");
 	is_int(b.dup + missing, 0, "big random run: none missing, none twice");
 	ok(maxlive > 1000 && maxlive <= BIG, "big random run kept %zu live intervals at most", maxlive);
 	deps_imap_access(m, 0, DEPS_WHOLE, true, b.ev, big_emit, &b);
 	is_int(deps_imap_count(m), 1, "a covering write after it leaves one interval");
+	deps_imap_free(m);
+
+	/* tiles reused whole: the in-place path, reads over runs of tiles, long reader lists */
+	m = deps_imap_new();
+	maxlive = imap_run(&b, m, 42, 30000, 16, &missing);
+	is_int(b.bad, 0, "tiled random run: every reported byte is a true dependency");
+	is_int(b.dup + missing, 0, "tiled random run: none missing, none twice");
+	ok(maxlive > BIG / 16 / 2 && maxlive <= BIG / 16, "tiled random run kept %zu live intervals",
+	   maxlive);
 	deps_imap_free(m);
 	for (int i = 0; i < BIG; i++)
 		free(b.readers[i]);
