@@ -748,6 +748,8 @@ deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, c
 
 	if (e->rc)
 		return e->rc;
+	if (eid < 1 || eid > UINT32_MAX)	/* the interval maps keep 32 bits */
+		return -ERANGE;
 	e->nevents++;
 	e->cur_eid = eid;
 	if (!args)

@@ -84,10 +84,11 @@ struct deps_imap *deps_imap_new(void);
 void deps_imap_free(struct deps_imap *m);
 
 /**
- * deps_imap_access - apply event @eid reading or writing [@lo, @hi) of this
- * buffer: report the dependencies through @emit, then record the access
- * (a write replaces every interval it covers by one; a read adds @eid to
- * the reader set of each byte).  Events must come in processing order.
+ * deps_imap_access - apply event @eid (1 .. UINT32_MAX) reading or writing
+ * [@lo, @hi) of this buffer: report the dependencies through @emit, then
+ * record the access (a write replaces every interval it covers by one; a
+ * read adds @eid to the reader set of each byte).  Events must come in
+ * processing order.
  */
 void deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid,
 		      deps_emit_fn emit, void *ctx);
@@ -149,13 +150,14 @@ void deps_engine_free(struct deps_engine *e);
 void deps_engine_set_parts(struct deps_engine *e, deps_parts_fn fn);
 
 /**
- * deps_engine_event - process one event; events must arrive ordered by
- * (ts, ts + dur, file order).  @args is the event's JSON args object text
+ * deps_engine_event - process one event (@eid 1 .. UINT32_MAX, as the store
+ * numbers them); events must arrive ordered by (ts, ts + dur, file order).  @args is the event's JSON args object text
  * (reads, writes, signals, waits, operands), @args_len bytes (no NUL
  * needed), or NULL.  Only the top-level keys named above are decoded; no
  * JSON value is built.  Flow/anti/output edges into @eid are reported
  * before this returns; semaphore edges at finish.
- * Return: 0, or the first negative value an edge callback returned.
+ * Return: 0, -ERANGE for an id out of range (the event is ignored), or the
+ * first negative value an edge callback returned.
  */
 int deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur,
 		      const char *args, size_t args_len);
