@@ -109,6 +109,17 @@ hash_str(const char *s, size_t len)
 	return h;
 }
 
+/* Names are short (buffers, semaphores): compare them inline, not through memcmp(). */
+static inline bool
+names_eq(const char *a, const char *b, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && a[i] == b[i])
+		i++;
+	return i == len;
+}
+
 static uint32_t
 names_id(struct names *t, const char *s, size_t len)
 {
@@ -131,7 +142,7 @@ names_id(struct names *t, const char *s, size_t len)
 	for (i = h & (t->nslots - 1); t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
 		uint32_t k = t->slots[i] - 1;
 
-		if (t->lens[k] == len && !memcmp(t->v[k], s, len))
+		if (t->lens[k] == len && names_eq(t->v[k], s, len))
 			return k;
 	}
 	GROW(t->v, t->n, t->cap);
@@ -292,6 +303,30 @@ sc_ws(struct scan *sc)
 		sc->p++;
 }
 
+/* The first '"' or '\\' in [@q, @end), or @end: eight bytes at a time. */
+static inline const char *
+sc_quote(const char *q, const char *end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+
+	for (; end - q >= 8; q += 8) {
+		uint64_t w, x, y, m;
+
+		memcpy(&w, q, sizeof(w));
+		x = w ^ (ones * '"');
+		y = w ^ (ones * '\\');
+		/* a byte's high bit for each zero byte of x or y; the lowest is exact */
+		m = ((x - ones) & ~x & highs) | ((y - ones) & ~y & highs);
+		if (m)
+			return q + (__builtin_ctzll(m) >> 3);
+	}
+#endif
+	while (q < end && *q != '"' && *q != '\\')
+		q++;
+	return q;
+}
+
 /*
  * The string at sc->p (on its opening quote) into *@s, *@len: a pointer
  * into the args text, or into sc->str (NUL-terminated) when it has escapes.
@@ -303,9 +338,7 @@ sc_string(struct scan *sc, const char **s, size_t *len)
 
 	if (sc->p >= sc->end || *sc->p != '"')
 		return -EINVAL;
-	q = ++sc->p;
-	while (q < sc->end && *q != '"' && *q != '\\')
-		q++;
+	q = sc_quote(++sc->p, sc->end);
 	if (q < sc->end && *q == '"') {
 		*s = sc->p;
 		*len = (size_t)(q - sc->p);

@@ -277,6 +277,14 @@ test_rules(void)
 	       "1>2:output:C[0:5];1>3:flow:B[0:8],B[16:24],C[5:];2>3:flow:C[0:5];"
 	       "4>5:output:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa[0:1];",
 	       "several runs in one label, an open end, a name too long to take in parts");
+	/* Escapes in keys, access strings and skipped values; quotes at every offset of a word. */
+	static const struct ev esc[] = {
+		{ 0, 1, "{\"note\": \"say \\\"hi\\\" \\\\\", \"wr\\u0069tes\": [\"long_buffer_\\u004e[0:8]\"]}" },
+		{ 1, 1, "{\"reads\": [\"long_buffer_N\\u005b0:4]\", \"x\"], \"z\": {\"q\": \"]\\\"}\"}}" },
+		{ 2, 1, "{\"a\":\"\",\"bb\":\"1234567\",\"reads\":[\"long_buffer_N[4:8]\"]}" },
+	};
+	is_str(run(esc, 3), "1>2:flow:long_buffer_N[0:4];1>3:flow:long_buffer_N[4:8];",
+	       "escaped keys and strings decode; quotes inside skipped values do not end them");
 	is_int(parts_differ, 0, "labels in parts read the same as text, on every run above");
 	nparts = 0;
 	use_parts = true;
