@@ -793,22 +793,27 @@ st_edges_finish(struct st_edges *x, struct tc_err *err)
 
 		if (!si->count && !so->count)
 			continue;
+		/* scratch for the partition (nothing in it is kept: no realloc copies) */
 		if (si->count > gcap) {
 			gcap = si->count;
-			gs = tc_xrealloc(gs, gcap * sizeof(*gs));
+			free(gs);
+			gs = tc_xmalloc(gcap * sizeof(*gs));
 		}
 		if (so->count > rcap) {
 			rcap = so->count;
-			rs = tc_xrealloc(rs, rcap * sizeof(*rs));
+			free(rs);
+			rs = tc_xmalloc(rcap * sizeof(*rs));
 		}
 		/* bounds for any block of the partition */
 		if (si->bytes + si->count * TC_VARINT_MAX > ecap) {
 			ecap = si->bytes + si->count * TC_VARINT_MAX;
-			ebuf = tc_xrealloc(ebuf, ecap);
+			free(ebuf);
+			ebuf = tc_xmalloc(ecap);
 		}
 		if (so->count * 3 * TC_VARINT_MAX > ocap) {
 			ocap = so->count * 3 * TC_VARINT_MAX;
-			obuf = tc_xrealloc(obuf, ocap);
+			free(obuf);
+			obuf = tc_xmalloc(ocap);
 		}
 		if (st_edges_sort_in(x, si, fa, nids, gs) < 0 ||
 		    st_edges_sort_out(x, so, fb, nids, rs) < 0) {
