@@ -812,30 +812,90 @@ deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, c
 	return rc;
 }
 
-static int
-cmp_signal(const void *a, const void *b)
-{
-	const struct signal *x = a, *y = b;
+/* An element's place in a sort: its 128-bit key (hi, lo) and where it was. */
+struct rkey {
+	uint64_t hi, lo;
+	size_t at;
+};
 
-	if (x->sem != y->sem)
-		return x->sem < y->sem ? -1 : 1;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
-	if (x->idx != y->idx)
-		return x->idx < y->idx ? -1 : 1;
-	return 0;
+/*
+ * Stable LSD radix sort of @n elements of @size bytes at @v by the keys
+ * @k[i] (consumed), a byte a pass; the bytes equal in every key are
+ * skipped (a key's high bytes mostly are).  O(n) per pass, where qsort()
+ * took O(n log n) calls of a comparison: millions of signals and waits on
+ * large traces.
+ */
+static void
+radix_sort(void *v, size_t n, size_t size, struct rkey *k)
+{
+	size_t (*cnt)[256] = tc_xcalloc(16, sizeof(*cnt));
+	struct rkey *t = tc_xmalloc(n * sizeof(*t)), *from = k, *to = t, *x;
+	char *out;
+
+	for (size_t i = 0; i < n; i++)
+		for (int d = 0; d < 16; d++)
+			cnt[d][(d < 8 ? k[i].lo >> 8 * d : k[i].hi >> 8 * (d - 8)) & 0xff]++;
+	for (int d = 0; d < 16; d++) {
+		size_t sum = 0, c;
+		bool uniform = false;
+
+		for (int b = 0; b < 256; b++) {
+			uniform |= cnt[d][b] == n;
+			c = cnt[d][b];
+			cnt[d][b] = sum;
+			sum += c;
+		}
+		if (uniform)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			unsigned b = (d < 8 ? from[i].lo >> 8 * d : from[i].hi >> 8 * (d - 8)) & 0xff;
+
+			to[cnt[d][b]++] = from[i];
+		}
+		x = from;
+		from = to;
+		to = x;
+	}
+	out = tc_xmalloc(n * size);
+	for (size_t i = 0; i < n; i++)
+		memcpy(out + i * size, (char *)v + from[i].at * size, size);
+	memcpy(v, out, n * size);
+	free(out);
+	free(t);
+	free(cnt);
 }
 
-static int
-cmp_wait(const void *a, const void *b)
+/*
+ * Signals by (semaphore, end, processing order): they were added in
+ * processing order, so a stable sort by (semaphore, end) is that.
+ */
+static void
+sort_signals(struct signal *v, size_t n)
 {
-	const struct wait *x = a, *y = b;
+	struct rkey *k = tc_xmalloc(n * sizeof(*k));
 
-	if (x->eid != y->eid)
-		return x->eid < y->eid ? -1 : 1;
-	if (x->src != y->src)
-		return x->src < y->src ? -1 : 1;
-	return 0;
+	for (size_t i = 0; i < n; i++) {
+		k[i].hi = v[i].sem;
+		k[i].lo = (uint64_t)v[i].end ^ (UINT64_C(1) << 63);	/* signed order */
+		k[i].at = i;
+	}
+	radix_sort(v, n, sizeof(*v), k);
+	free(k);
+}
+
+/* Waits by (event, source), stably: an event's waits on one source keep their order. */
+static void
+sort_waits(struct wait *v, size_t n)
+{
+	struct rkey *k = tc_xmalloc(n * sizeof(*k));
+
+	for (size_t i = 0; i < n; i++) {
+		k[i].hi = (uint64_t)v[i].eid;
+		k[i].lo = (uint64_t)v[i].src;
+		k[i].at = i;
+	}
+	radix_sort(v, n, sizeof(*v), k);
+	free(k);
 }
 
 int
@@ -847,7 +907,7 @@ deps_engine_finish(struct deps_engine *e)
 	if (rc || !e->nwaits)
 		return rc;
 	if (e->nsignals > 1)
-		qsort(e->signals, e->nsignals, sizeof(*e->signals), cmp_signal);
+		sort_signals(e->signals, e->nsignals);
 	off = tc_xcalloc(e->sems.n + 1, sizeof(*off));
 	cnt = tc_xcalloc(e->sems.n + 1, sizeof(*cnt));
 	for (i = e->nsignals; i-- > 0;) {
@@ -863,7 +923,7 @@ deps_engine_finish(struct deps_engine *e)
 		if (w->src == w->eid)
 			w->src = 0;
 	}
-	qsort(e->waits, e->nwaits, sizeof(*e->waits), cmp_wait);
+	sort_waits(e->waits, e->nwaits);
 	for (i = 0; i < e->nwaits && !rc; i = j) {
 		const char *sem = e->sems.v[e->waits[i].sem];
 		size_t slen = e->sems.lens[e->waits[i].sem];

@@ -189,6 +189,92 @@ test_operands(void)
 	is_str(opsparse("$S[1]>=q"), "bad $S[1]>=q;", "bad wait count reported");
 }
 
+/*
+ * Random signals and waits on three semaphores (negative and equal end
+ * times included) against a model: the N-th completion of S, in (end,
+ * processing order), is the source of "S>=N".  One wait per event, so
+ * every label is one condition.
+ */
+#define SEMN 3000
+static int64_t sem_end[SEMN];
+
+static int
+cmp_sig(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	if (sem_end[x] != sem_end[y])
+		return sem_end[x] < sem_end[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static void
+test_sem_random(void)
+{
+	static struct ev evs[SEMN];
+	static char text[SEMN][64];
+	static int sig[3][SEMN];
+	int nsig[3] = { 0 }, wsem[SEMN], wn[SEMN];
+	struct tc_buf want;
+	uint64_t x = 99;
+	char *have;
+
+	tc_buf_init(&want);
+	for (int i = 0; i < SEMN; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		evs[i].ts = -1000 + i / 3;	/* processing order: ts, then end, then index */
+		evs[i].dur = (int64_t)(x >> 60);
+		sem_end[i] = evs[i].ts + evs[i].dur;
+		wsem[i] = -1;
+		if ((x >> 20) % 2) {
+			int s = (int)((x >> 24) % 3);
+
+			snprintf(text[i], sizeof(text[i]), "{\"signals\":[\"S%d\"]}", s);
+			sig[s][nsig[s]++] = i;
+		} else if (i > 100) {
+			wsem[i] = (int)((x >> 24) % 3);
+			wn[i] = 1 + (int)((x >> 30) % 200);
+			snprintf(text[i], sizeof(text[i]), "{\"waits\":[\"S%d>=%d\"]}", wsem[i], wn[i]);
+		} else {
+			snprintf(text[i], sizeof(text[i]), "{}");
+		}
+		evs[i].args = text[i];
+	}
+	/* events arrive sorted by (ts, end): sort each run of equal ts by dur */
+	for (int i = 1; i < SEMN; i++)
+		for (int j = i; j > 0 && evs[j].ts == evs[j - 1].ts && evs[j].dur < evs[j - 1].dur; j--) {
+			struct ev t = evs[j];
+
+			evs[j] = evs[j - 1];
+			evs[j - 1] = t;
+		}
+	/* the model, from the events as they will be numbered */
+	memset(nsig, 0, sizeof(nsig));
+	for (int i = 0; i < SEMN; i++) {
+		int s, n;
+
+		sem_end[i] = evs[i].ts + evs[i].dur;
+		wsem[i] = -1;
+		if (sscanf(evs[i].args, "{\"signals\":[\"S%d\"]}", &s) == 1)
+			sig[s][nsig[s]++] = i;
+		else if (sscanf(evs[i].args, "{\"waits\":[\"S%d>=%d\"]}", &s, &n) == 2) {
+			wsem[i] = s;
+			wn[i] = n;
+		}
+	}
+	for (int s = 0; s < 3; s++)
+		qsort(sig[s], (size_t)nsig[s], sizeof(int), cmp_sig);
+	for (int i = 0; i < SEMN; i++)
+		if (wsem[i] >= 0 && wn[i] <= nsig[wsem[i]] && sig[wsem[i]][wn[i] - 1] != i)
+			tc_buf_printf(&want, "%d>%d:order:S%d>=%d;", sig[wsem[i]][wn[i] - 1] + 1, i + 1,
+				      wsem[i], wn[i]);
+	have = tc_xstrdup(run(evs, SEMN));
+	ok(want.len > 1000, "the random semaphore run has many waits that resolve");
+	is_str(have, want.data, "random semaphores: every wait's source is its N-th completion");
+	free(have);
+	tc_buf_free(&want);
+}
+
 static void
 test_rules(void)
 {
@@ -253,6 +339,17 @@ test_rules(void)
 	};
 	is_str(run(chain, 4), "2>3:order:P>=2;3>4:order:Q>=1;",
 	       "chain of waits; equal end times counted in processing order");
+
+	/* Waits of one event on one source keep their order in the label; negative times. */
+	static const struct ev same_src[] = {
+		{ -50, 10, "{\"signals\":[\"T\", \"S\"]}" },
+		{ -30, 5, "{\"waits\":[\"T>=1\", \"S>=1\", \"U>=1\"]}" },
+		{ -20, 5, "{\"waits\":[\"S>=1\", \"T>=1\"]}" },
+	};
+	is_str(run(same_src, 3), "1>2:order:T>=1,S>=1;1>3:order:S>=1,T>=1;",
+	       "waits on one source: one edge, conditions in the order given");
+
+	test_sem_random();
 
 	/* Malformed strings are dropped and reported; the rest of the event counts. */
 	static const struct ev bad[] = {
