@@ -179,7 +179,6 @@ struct st_fin {
 	sqlite3_stmt *ins_sumn;		/* ST_BATCH rows */
 	struct st_chunk_out out;	/* chunk inserts, on a second thread */
 	struct st_chunk_out *outp;	/* &out of the first part (st_fin_events) */
-	int part;			/* 0: the first part, 1: the second */
 	struct st_cbuild cb;
 	struct st_merge merge;	/* this part's units, in id order */
 	int64_t overlaps;	/* added to the stats when the parts are done */
@@ -200,6 +199,7 @@ struct st_fin {
 	struct st_pend pend;
 	struct st_bvec level;
 	struct tc_err *err;
+	int part;		/* 0: the first part, 1: the second (st-flagged.h) */
 };
 
 static void
