@@ -2,7 +2,7 @@
 /*
  * deps/deps-derive.c - deps_derive(): run the derivation engine over the
  * flagged events of a trace being finished, in processing order, and hand
- * the edges it finds to the store (st_writer_add_edge_parts()), which packs
+ * the edges it finds to the store (st_writer_add_edge_text()), which packs
  * them.  Called by st_writer_finish() inside its transaction.
  */
 #include <errno.h>
