@@ -812,30 +812,33 @@ deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, c
 	return rc;
 }
 
-/* An element's place in a sort: its 128-bit key (hi, lo) and where it was. */
+/* An element's place in a sort: its 96-bit key (hi, lo) and where it was. */
 struct rkey {
-	uint64_t hi, lo;
-	size_t at;
+	uint64_t lo;
+	uint32_t hi;
+	uint32_t at;
 };
 
 /*
- * Stable LSD radix sort of @n elements of @size bytes at @v by the keys
- * @k[i] (consumed), a byte a pass; the bytes equal in every key are
+ * Stable LSD radix sort of @n (below UINT32_MAX: more signals or waits than
+ * that would take 128 GiB) elements of @size bytes at @v by the
+ * keys @k[i] (consumed), a byte a pass; the bytes equal in every key are
  * skipped (a key's high bytes mostly are).  O(n) per pass, where qsort()
  * took O(n log n) calls of a comparison: millions of signals and waits on
- * large traces.
+ * large traces.  Memory: @k and a copy of it (the elements are permuted in
+ * place).
  */
 static void
 radix_sort(void *v, size_t n, size_t size, struct rkey *k)
 {
-	size_t (*cnt)[256] = tc_xcalloc(16, sizeof(*cnt));
+	size_t (*cnt)[256] = tc_xcalloc(12, sizeof(*cnt));
 	struct rkey *t = tc_xmalloc(n * sizeof(*t)), *from = k, *to = t, *x;
-	char *out;
+	char *tmp = tc_xmalloc(size), *e = v;
 
 	for (size_t i = 0; i < n; i++)
-		for (int d = 0; d < 16; d++)
-			cnt[d][(d < 8 ? k[i].lo >> 8 * d : k[i].hi >> 8 * (d - 8)) & 0xff]++;
-	for (int d = 0; d < 16; d++) {
+		for (int d = 0; d < 12; d++)
+			cnt[d][(d < 8 ? k[i].lo >> 8 * d : (uint64_t)k[i].hi >> 8 * (d - 8)) & 0xff]++;
+	for (int d = 0; d < 12; d++) {
 		size_t sum = 0, c;
 		bool uniform = false;
 
@@ -848,7 +851,8 @@ radix_sort(void *v, size_t n, size_t size, struct rkey *k)
 		if (uniform)
 			continue;
 		for (size_t i = 0; i < n; i++) {
-			unsigned b = (d < 8 ? from[i].lo >> 8 * d : from[i].hi >> 8 * (d - 8)) & 0xff;
+			unsigned b = (d < 8 ? from[i].lo >> 8 * d : (uint64_t)from[i].hi >> 8 * (d - 8)) &
+				     0xff;
 
 			to[cnt[d][b]++] = from[i];
 		}
@@ -856,11 +860,25 @@ radix_sort(void *v, size_t n, size_t size, struct rkey *k)
 		from = to;
 		to = x;
 	}
-	out = tc_xmalloc(n * size);
-	for (size_t i = 0; i < n; i++)
-		memcpy(out + i * size, (char *)v + from[i].at * size, size);
-	memcpy(v, out, n * size);
-	free(out);
+	/* element i goes to where from[] lists it: follow each cycle once */
+	for (size_t i = 0; i < n; i++) {
+		size_t j = i, src;
+
+		if (from[i].at == UINT32_MAX || from[i].at == i)
+			continue;
+		memcpy(tmp, e + i * size, size);
+		for (;;) {
+			src = from[j].at;
+			from[j].at = UINT32_MAX;
+			if (src == i) {
+				memcpy(e + j * size, tmp, size);
+				break;
+			}
+			memcpy(e + j * size, e + src * size, size);
+			j = src;
+		}
+	}
+	free(tmp);
 	free(t);
 	free(cnt);
 }
@@ -877,7 +895,7 @@ sort_signals(struct signal *v, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		k[i].hi = v[i].sem;
 		k[i].lo = (uint64_t)v[i].end ^ (UINT64_C(1) << 63);	/* signed order */
-		k[i].at = i;
+		k[i].at = (uint32_t)i;
 	}
 	radix_sort(v, n, sizeof(*v), k);
 	free(k);
@@ -890,9 +908,9 @@ sort_waits(struct wait *v, size_t n)
 	struct rkey *k = tc_xmalloc(n * sizeof(*k));
 
 	for (size_t i = 0; i < n; i++) {
-		k[i].hi = (uint64_t)v[i].eid;
+		k[i].hi = (uint32_t)v[i].eid;	/* ids are below 2^32 (deps_engine_event()) */
 		k[i].lo = (uint64_t)v[i].src;
-		k[i].at = i;
+		k[i].at = (uint32_t)i;
 	}
 	radix_sort(v, n, sizeof(*v), k);
 	free(k);
