@@ -45,35 +45,87 @@ parse_off(const char *s, const char *end, uint64_t *out)
 	return 0;
 }
 
+/*
+ * The common "[LO:HI]" of plain digits (or 0x and hex digits) without
+ * spaces, at @br up to @end: true with the numbers when it is that and
+ * nothing overflows.  Anything else is left to the general parse, which
+ * accepts everything this does, with the same numbers.
+ */
+static bool
+fast_range(const char *br, const char *end, uint64_t *lo, uint64_t *hi)
+{
+	const char *p = br + 1;
+
+	for (int k = 0; k < 2; k++) {
+		uint64_t v = 0;
+		const char *d;
+
+		/* at most 16 hex or 19 decimal digits: no overflow to check */
+		if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+			for (d = p += 2; p < end; p++) {
+				unsigned c = (unsigned char)*p, x;
+
+				if (c - '0' < 10)
+					x = c - '0';
+				else if ((c | 0x20) - 'a' < 6)
+					x = (c | 0x20) - 'a' + 10;
+				else
+					break;
+				v = v << 4 | x;
+			}
+			if (p - d > 16)
+				return false;
+		} else {
+			for (d = p; p < end && (unsigned)(*p - '0') < 10; p++)
+				v = v * 10 + (unsigned)(*p - '0');
+			if (p - d > 19)
+				return false;
+		}
+		if (p == d || p == end || *p != (k ? ']' : ':'))
+			return false;
+		*(k ? hi : lo) = v;
+		p++;
+	}
+	return p == end;
+}
+
 int
 deps_access_parse_n(const char *s, size_t len, struct deps_access *a)
 {
-	const char *br, *colon, *end = s + len;
-	size_t i;
+	const char *br = NULL, *colon, *end = s + len, *p;
 
 	if (!s)
 		return -EINVAL;
-	br = memchr(s, '[', len);
+	/* the name: up to the first '[', without ']', spaces (isspace() in C) or NULs */
+	for (p = s; p < end; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '[') {
+			br = p;
+			break;
+		}
+		if (c == ']' || c == ' ' || (c >= '\t' && c <= '\r') || c == '\0')
+			return -EINVAL;
+	}
 	a->name = s;
-	a->name_len = br ? (size_t)(br - s) : len;
+	a->name_len = (size_t)(p - s);
 	if (a->name_len == 0)
 		return -EINVAL;
-	for (i = 0; i < a->name_len; i++)
-		if (s[i] == ']' || isspace((unsigned char)s[i]) || s[i] == '\0')
-			return -EINVAL;
 	if (!br) {
 		a->lo = 0;
 		a->hi = DEPS_WHOLE;
 		return 0;
 	}
-	/* "[LO:HI]" closes the string */
-	if (end[-1] != ']' || end - 1 == br || memchr(br, ']', end - 1 - br))
-		return -EINVAL;
-	colon = memchr(br, ':', end - 1 - br);
-	if (!colon)
-		return -EINVAL;
-	if (parse_off(br + 1, colon, &a->lo) || parse_off(colon + 1, end - 1, &a->hi))
-		return -EINVAL;
+	if (!fast_range(br, end, &a->lo, &a->hi)) {
+		/* "[LO:HI]" closes the string */
+		if (end[-1] != ']' || end - 1 == br || memchr(br, ']', end - 1 - br))
+			return -EINVAL;
+		colon = memchr(br, ':', end - 1 - br);
+		if (!colon)
+			return -EINVAL;
+		if (parse_off(br + 1, colon, &a->lo) || parse_off(colon + 1, end - 1, &a->hi))
+			return -EINVAL;
+	}
 	if (a->lo >= a->hi)
 		return -EINVAL;
 	return 0;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * deps/deps-derive.c - deps_derive(): run the derivation engine over the
- * events of a trace being finished, in processing order, and hand the
- * edges it finds to the store (st_writer_add_edge()), which packs them.
- * Called by st_writer_finish() inside its transaction.
+ * flagged events of a trace being finished, in processing order, and hand
+ * the edges it finds to the store (st_writer_add_edge_text()), which packs
+ * them.  Called by st_writer_finish() inside its transaction.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +16,8 @@ struct derive {
 	struct st_stats *stats;
 	struct tc_err *err;
 	bool edge_failed;	/* @err says why */
+	uint32_t *texts[2];	/* store text ids of the engine's buffer and semaphore names */
+	size_t ntexts[2];
 };
 
 /* Hand an edge to the store, which packs them at the end of finish. */
@@ -34,23 +36,39 @@ on_edge(void *ctx, int64_t src, int64_t dst, int kind, const char *label, size_t
 	return 0;
 }
 
+/*
+ * Hand an edge with a one-item label to the store, the name as a text id
+ * resolved once per engine name.
+ */
 static int
-on_parts(void *ctx, int64_t src, int64_t dst, int kind, int shape, const char *name, size_t len,
-	 uint64_t a, uint64_t b)
+on_parts(void *ctx, int64_t src, int64_t dst, int kind, const struct deps_label *l)
 {
 	struct derive *d = ctx;
-	int rc = st_writer_add_edge_parts(d->w, src, dst, kind,
-					  shape == DEPS_LABEL_BYTES ? ST_LABEL_BYTES
-								    : ST_LABEL_AT_LEAST,
-					  name, len, a, b);
+	int t = l->shape == DEPS_LABEL_BYTES ? 0 : 1, rc;
 
-	if (rc < 0) {
-		d->edge_failed = true;
-		return tc_err_set(d->err, rc, "storing dependency edges: %s", strerror(-rc));
+	if (l->name_id >= d->ntexts[t]) {
+		size_t n = TC_MAX((size_t)l->name_id + 1, 2 * d->ntexts[t]);
+
+		d->texts[t] = tc_xrealloc(d->texts[t], n * sizeof(*d->texts[t]));
+		memset(d->texts[t] + d->ntexts[t], 0, (n - d->ntexts[t]) * sizeof(*d->texts[t]));
+		d->ntexts[t] = n;
 	}
+	if (!d->texts[t][l->name_id]) {		/* text ids start at 1 */
+		rc = st_writer_edge_text(d->w, l->name, l->len, &d->texts[t][l->name_id]);
+		if (rc < 0)
+			goto fail;
+	}
+	rc = st_writer_add_edge_text(d->w, src, dst, kind,
+				     t == 0 ? ST_LABEL_BYTES : ST_LABEL_AT_LEAST,
+				     d->texts[t][l->name_id], l->a, l->b);
+	if (rc < 0)
+		goto fail;
 	if (d->stats)
 		d->stats->edges[kind]++;
 	return 0;
+fail:
+	d->edge_failed = true;
+	return tc_err_set(d->err, rc, "storing dependency edges: %s", strerror(-rc));
 }
 
 static void
@@ -65,58 +83,26 @@ on_bad(void *ctx, int64_t eid, const char *what, const char *text)
 
 /*
  * Processing order is (ts, ts + dur, seq) over the events flagged by the
- * store (args mention reads, writes, signals, waits or operands).  Event ids
- * already run in (ts, dur DESC, seq) order within a unit, so each unit with
- * flagged events is read in id order by its own statement, runs of equal
- * start times are re-sorted by (end, seq), and a heap merges the units: no
- * sort of the whole trace, and memory is one chunk per such unit.  With
- * more than DERIVE_MAX_UNITS of them, SQLite sorts instead (its sorter
- * spills to disk).
+ * store (args mention reads, writes, signals, waits or operands).  The
+ * finish pass collected them unit by unit in id order (st_writer_flagged()),
+ * and ids already run in (ts, dur DESC, seq) order within a unit, so each
+ * unit is read as it is, runs of equal start times are re-sorted by (end,
+ * seq), and a heap merges the units: no sort of the whole trace, no SQL, and
+ * the args are read where the store staged them, not copied.
  */
-#define DERIVE_MAX_UNITS 256
-
-static const char unit_sql[] =
-	"SELECT id, ts, dur, seq, args FROM events WHERE unit = ?1 AND (flags & 1) != 0 "
-	"ORDER BY id";
-static const char sel_sql[] =
-	"SELECT id FROM events WHERE (flags & 1) != 0 ORDER BY ts, ts + dur, seq";
-static const char get_sql[] = "SELECT ts, dur, args FROM events WHERE id = ?";
-
-struct drow {
-	int64_t id, ts, dur, seq;
-	size_t off, len;	/* args in the stream's buffer */
-	bool has_args;
-};
+#define DERIVE_DROP_BYTES (32u << 20)	/* args read between two page drops */
+#define DERIVE_AHEAD 8			/* records of a stream prefetched ahead */
 
 /* One unit's flagged events: the current run of equal start times. */
 struct dstream {
-	sqlite3_stmt *st;
-	struct drow *run;
+	const struct st_fev *v;	/* the unit's events, in id order */
+	size_t n, pos;		/* pos: the first not taken into a run */
+	const struct st_fev **run;	/* the run, in processing order */
 	size_t nrun, caprun, at;
-	struct tc_buf args;	/* args of the run */
-	struct drow next;	/* the row after the run, read ahead */
-	struct tc_buf next_args;
-	bool has_next;
 };
 
-static void
-drow_read(sqlite3_stmt *st, struct drow *r, struct tc_buf *args)
-{
-	const char *a = (const char *)sqlite3_column_text(st, 4);
-
-	r->id = sqlite3_column_int64(st, 0);
-	r->ts = sqlite3_column_int64(st, 1);
-	r->dur = sqlite3_column_int64(st, 2);
-	r->seq = sqlite3_column_int64(st, 3);
-	r->has_args = a != NULL;
-	r->off = args->len;
-	r->len = a ? (size_t)sqlite3_column_bytes(st, 4) : 0;
-	if (a)
-		tc_buf_add(args, a, r->len);
-}
-
 static inline bool
-drow_lt(const struct drow *x, const struct drow *y)
+fev_lt(const struct st_fev *x, const struct st_fev *y)
 {
 	if (x->ts != y->ts)
 		return x->ts < y->ts;
@@ -125,59 +111,41 @@ drow_lt(const struct drow *x, const struct drow *y)
 	return x->seq < y->seq;
 }
 
-/*
- * Load @u's next run of events with one start time, sorted by (end, seq).
- * Return: 1 with a run, 0 at the end, -EIO.
- */
-static int
+/* Take @u's next run of events with one start time, sorted by (end, seq); false at the end. */
+static bool
 dstream_fill(struct dstream *u)
 {
-	int s;
+	size_t a = u->pos, b = a + 1;
 
 	u->nrun = u->at = 0;
-	tc_buf_reset(&u->args);
-	if (!u->has_next)
-		return 0;
-	for (;;) {
-		struct drow *r;
-
-		if (u->nrun == u->caprun) {
-			u->caprun = u->caprun ? u->caprun * 2 : 4;
-			u->run = tc_xrealloc(u->run, u->caprun * sizeof(*u->run));
-		}
-		r = &u->run[u->nrun++];
-		*r = u->next;
-		r->off = u->args.len;
-		tc_buf_add(&u->args, u->next_args.data, u->next.len);
-		tc_buf_reset(&u->next_args);
-		u->has_next = false;
-		s = sqlite3_step(u->st);
-		if (s == SQLITE_DONE)
-			break;
-		if (s != SQLITE_ROW)
-			return -EIO;
-		drow_read(u->st, &u->next, &u->next_args);
-		u->has_next = true;
-		if (u->next.ts != u->run[0].ts)
-			break;
+	if (a >= u->n)
+		return false;
+	while (b < u->n && u->v[b].ts == u->v[a].ts)
+		b++;
+	/* the records are read once, in order, six or so streams at a time */
+	__builtin_prefetch(&u->v[TC_MIN(b + DERIVE_AHEAD, u->n - 1)]);
+	if (b - a > u->caprun) {
+		u->caprun = TC_MAX(b - a, 2 * u->caprun);
+		u->run = tc_xrealloc(u->run, u->caprun * sizeof(*u->run));
 	}
-	for (size_t i = 1; i < u->nrun; i++) {	/* a few rows: insertion sort */
-		struct drow x = u->run[i];
-		size_t j = i;
+	for (size_t i = a; i < b; i++) {	/* a few rows: insertion sort */
+		const struct st_fev *x = &u->v[i];
+		size_t j = u->nrun++;
 
-		while (j > 0 && drow_lt(&x, &u->run[j - 1])) {
+		while (j > 0 && fev_lt(x, u->run[j - 1])) {
 			u->run[j] = u->run[j - 1];
 			j--;
 		}
 		u->run[j] = x;
 	}
-	return 1;
+	u->pos = b;
+	return true;
 }
 
-static const struct drow *
+static inline const struct st_fev *
 dhead(const struct dstream *u)
 {
-	return &u->run[u->at];
+	return u->run[u->at];
 }
 
 static void
@@ -189,9 +157,9 @@ heap_down(struct dstream **h, size_t n, size_t i)
 
 		if (c >= n)
 			return;
-		if (c + 1 < n && drow_lt(dhead(h[c + 1]), dhead(h[c])))
+		if (c + 1 < n && fev_lt(dhead(h[c + 1]), dhead(h[c])))
 			c++;
-		if (!drow_lt(dhead(h[c]), dhead(h[i])))
+		if (!fev_lt(dhead(h[c]), dhead(h[i])))
 			return;
 		t = h[i];
 		h[i] = h[c];
@@ -200,173 +168,153 @@ heap_down(struct dstream **h, size_t n, size_t i)
 	}
 }
 
-static void
-dstreams_free(struct dstream *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		sqlite3_finalize(v[i].st);
-		free(v[i].run);
-		tc_buf_free(&v[i].args);
-		tc_buf_free(&v[i].next_args);
-	}
-	free(v);
-}
-
-/*
- * Open a stream for every unit that has flagged events (at most
- * DERIVE_MAX_UNITS; *@too_many otherwise).  Return: 0 or -EIO.
- */
+/* The engine over the merged unit streams; 0 or an edge callback's error. */
 static int
-dstreams_open(sqlite3 *db, struct dstream **out, size_t *nout, bool *too_many)
+derive_merged(struct deps_engine *e, struct st_writer *w)
 {
-	sqlite3_stmt *units = NULL, *probe = NULL;
-	struct dstream *v = NULL;
-	size_t n = 0;
-	int rc = 0, s;
-
-	*too_many = false;
-	if (sqlite3_prepare_v2(db, "SELECT id FROM units WHERE event_count > 0 ORDER BY id", -1,
-			       &units, NULL) != SQLITE_OK) {
-		rc = -EIO;
-		goto out;
-	}
-	while ((s = sqlite3_step(units)) == SQLITE_ROW) {
-		if (!probe && sqlite3_prepare_v2(db, unit_sql, -1, &probe, NULL) != SQLITE_OK) {
-			rc = -EIO;
-			goto out;
-		}
-		sqlite3_bind_int64(probe, 1, sqlite3_column_int64(units, 0));
-		s = sqlite3_step(probe);
-		if (s == SQLITE_DONE) {		/* nothing flagged: reuse the statement */
-			sqlite3_reset(probe);
-			continue;
-		}
-		if (s != SQLITE_ROW) {
-			rc = -EIO;
-			goto out;
-		}
-		if (n == DERIVE_MAX_UNITS) {
-			*too_many = true;
-			goto out;
-		}
-		v = tc_xrealloc(v, (n + 1) * sizeof(*v));
-		memset(&v[n], 0, sizeof(v[n]));
-		tc_buf_init(&v[n].args);
-		tc_buf_init(&v[n].next_args);
-		v[n].st = probe;
-		probe = NULL;
-		drow_read(v[n].st, &v[n].next, &v[n].next_args);
-		v[n].has_next = true;
-		n++;
-	}
-	if (s != SQLITE_DONE)
-		rc = -EIO;
-out:
-	sqlite3_finalize(units);
-	sqlite3_finalize(probe);
-	if (rc < 0 || *too_many) {
-		dstreams_free(v, n);
-		v = NULL;
-		n = 0;
-	}
-	*out = v;
-	*nout = n;
-	return rc;
-}
-
-/* The engine over the merged unit streams; 0, -EIO or an edge callback's error. */
-static int
-derive_merged(struct deps_engine *e, struct dstream *v, size_t n)
-{
-	struct dstream **h = tc_xmalloc((n + 1) * sizeof(*h));
-	size_t nh = 0;
+	int nunits = st_writer_flagged_units(w);
+	struct dstream *v = tc_xcalloc((size_t)nunits + 1, sizeof(*v));
+	struct dstream **h = tc_xmalloc(((size_t)nunits + 1) * sizeof(*h));
+	size_t nh = 0, read = 0;
 	int rc = 0;
 
-	for (size_t i = 0; i < n && !rc; i++) {
-		rc = dstream_fill(&v[i]);
-		if (rc > 0) {
+	for (int i = 1; i <= nunits; i++) {
+		v[i].v = st_writer_flagged(w, i, &v[i].n);
+		if (dstream_fill(&v[i]))
 			h[nh++] = &v[i];
-			rc = 0;
-		}
 	}
 	for (size_t i = nh / 2; i-- > 0;)
 		heap_down(h, nh, i);
-	while (nh && !rc) {
+	while (nh) {
 		struct dstream *u = h[0];
-		const struct drow *r = dhead(u);
+		const struct st_fev *r = dhead(u);
 
-		rc = deps_engine_event(e, r->id, r->ts, r->dur,
-				       r->has_args ? u->args.data + r->off : NULL, r->len);
+		rc = deps_engine_event(e, r->id, r->ts, r->dur, st_writer_flagged_args(w, r),
+				       r->args_len);
 		if (rc)
 			break;
-		if (++u->at == u->nrun) {
-			rc = dstream_fill(u);
-			if (rc < 0)
-				break;
-			if (rc == 0)
-				h[0] = h[--nh];
-			rc = 0;
+		read += r->args_len + sizeof(*r);
+		if (read > DERIVE_DROP_BYTES) {	/* keep the resident set bounded */
+			st_writer_flagged_drop(w);
+			read = 0;
+		}
+		if (++u->at == u->nrun && !dstream_fill(u)) {
+			h[0] = h[--nh];
+		} else {
+			/* the stream's next args, read when the other streams have had their turn */
+			const char *a = st_writer_flagged_args(w, dhead(u));
+
+			for (uint32_t k = 0; a && k < dhead(u)->args_len; k += 64)
+				__builtin_prefetch(a + k);
 		}
 		heap_down(h, nh, 0);
 	}
+	for (int i = 1; i <= nunits; i++)
+		free(v[i].run);
+	free(v);
 	free(h);
 	return rc;
 }
 
-/* The engine over SQLite's sort of all flagged events (many units). */
+/*
+ * NX_DEPS_CHECK=1 (tests): read the flagged events again through the SQL
+ * `events` table and fail unless the finish pass handed over exactly those,
+ * unit by unit in id order, with the same times, seq and args.
+ */
+struct check {
+	struct st_writer *w;
+	int unit;		/* being compared */
+	const struct st_fev *v;	/* its flagged events */
+	size_t n, i;		/* i: those compared */
+};
+
+/* Done with the current unit (all its events seen?): on to @unit. */
 static int
-derive_sorted(struct deps_engine *e, sqlite3 *db)
+check_to(struct check *c, int unit, struct tc_err *err)
 {
-	sqlite3_stmt *sel = NULL, *get = NULL;
+	while (c->unit < unit) {
+		if (c->i != c->n)
+			return tc_err_set(err, -EPROTO, "dependency check: unit %d: %zu flagged "
+					  "events handed over, %zu in the events table", c->unit,
+					  c->n, c->i);
+		c->v = st_writer_flagged(c->w, ++c->unit, &c->n);
+		c->i = 0;
+	}
+	return 0;
+}
+
+static int
+derive_check(struct st_writer *w, struct tc_err *err)
+{
+	sqlite3 *db = st_writer_db(w);
+	struct check c = { .w = w };
+	sqlite3_stmt *q = NULL;
 	int rc = 0, s;
 
-	if (sqlite3_prepare_v2(db, sel_sql, -1, &sel, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, get_sql, -1, &get, NULL) != SQLITE_OK) {
-		rc = -EIO;
+	if (sqlite3_prepare_v2(db, "SELECT unit, id, ts, dur, seq, args FROM events "
+			       "WHERE (flags & 1) != 0 ORDER BY unit, id", -1, &q, NULL) != SQLITE_OK) {
+		rc = tc_err_set(err, -EIO, "dependency check: %s", sqlite3_errmsg(db));
 		goto out;
 	}
-	while (!rc && (s = sqlite3_step(sel)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(sel, 0);
+	while ((s = sqlite3_step(q)) == SQLITE_ROW) {
+		const char *args = (const char *)sqlite3_column_text(q, 5), *fa;
+		size_t len = (size_t)sqlite3_column_bytes(q, 5);
+		const struct st_fev *r;
 
-		sqlite3_bind_int64(get, 1, id);
-		if (sqlite3_step(get) == SQLITE_ROW)
-			rc = deps_engine_event(e, id, sqlite3_column_int64(get, 0),
-					       sqlite3_column_int64(get, 1),
-					       (const char *)sqlite3_column_text(get, 2),
-					       (size_t)sqlite3_column_bytes(get, 2));
-		sqlite3_reset(get);
+		rc = check_to(&c, sqlite3_column_int(q, 0), err);
+		if (rc < 0)
+			goto out;
+		r = c.i < c.n ? &c.v[c.i++] : NULL;
+		fa = r ? st_writer_flagged_args(w, r) : NULL;
+		if (!r || r->id != sqlite3_column_int64(q, 1) || r->ts != sqlite3_column_int64(q, 2) ||
+		    r->dur != sqlite3_column_int64(q, 3) || r->seq != sqlite3_column_int64(q, 4) ||
+		    !args != !fa || (args && (r->args_len != len || memcmp(fa, args, len)))) {
+			rc = tc_err_set(err, -EPROTO, "dependency check: unit %d: event %lld is not "
+					"the one handed over", c.unit,
+					(long long)sqlite3_column_int64(q, 1));
+			goto out;
+		}
 	}
-	if (!rc && s != SQLITE_DONE)
-		rc = -EIO;
+	if (s != SQLITE_DONE)
+		rc = tc_err_set(err, -EIO, "dependency check: %s", sqlite3_errmsg(db));
+	else	/* the units after the last row have none either */
+		rc = check_to(&c, st_writer_flagged_units(w) + 1, err);
 out:
-	sqlite3_finalize(sel);
-	sqlite3_finalize(get);
+	sqlite3_finalize(q);
 	return rc;
 }
 
+bool
+deps_enabled(void)
+{
+	const char *s = getenv("NX_DEPS_DISABLE");
+
+	return !s || strcmp(s, "1");
+}
+
 int
-deps_derive(struct st_writer *w, sqlite3 *db, struct st_stats *stats, struct tc_err *err)
+deps_derive(struct st_writer *w, struct st_stats *stats, struct tc_err *err)
 {
 	struct derive d = { .w = w, .stats = stats, .err = err };
-	struct dstream *v = NULL;
 	struct deps_engine *e = NULL;
-	size_t n = 0;
-	bool many;
 	int rc;
 
-	/* For bench/deps-bench.sh: measure ingest without the analysis. */
-	if (getenv("NX_DEPS_DISABLE") && !strcmp(getenv("NX_DEPS_DISABLE"), "1"))
+	if (!deps_enabled())
 		return 0;
+	if (getenv("NX_DEPS_CHECK") && !strcmp(getenv("NX_DEPS_CHECK"), "1")) {
+		rc = derive_check(w, err);
+		if (rc < 0)
+			return rc;
+	}
 	e = deps_engine_new(on_edge, on_bad, &d);
 	deps_engine_set_parts(e, on_parts);
-	rc = dstreams_open(db, &v, &n, &many);
-	if (!rc)
-		rc = many ? derive_sorted(e, db) : derive_merged(e, v, n);
+	rc = derive_merged(e, w);
 	if (!rc)
 		rc = deps_engine_finish(e);
 	if (rc < 0 && !d.edge_failed)
-		rc = tc_err_set(err, rc, "dependency analysis: %s", sqlite3_errmsg(db));
-	dstreams_free(v, n);
+		rc = tc_err_set(err, rc, "dependency analysis: %s", strerror(-rc));
 	deps_engine_free(e);
+	free(d.texts[0]);
+	free(d.texts[1]);
 	return rc;
 }

@@ -109,6 +109,17 @@ hash_str(const char *s, size_t len)
 	return h;
 }
 
+/* Names are short (buffers, semaphores): compare them inline, not through memcmp(). */
+static inline bool
+names_eq(const char *a, const char *b, size_t len)
+{
+	size_t i = 0;
+
+	while (i < len && a[i] == b[i])
+		i++;
+	return i == len;
+}
+
 static uint32_t
 names_id(struct names *t, const char *s, size_t len)
 {
@@ -129,10 +140,10 @@ names_id(struct names *t, const char *s, size_t len)
 	}
 	h = hash_str(s, len);
 	for (i = h & (t->nslots - 1); t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
-		const char *c = t->v[t->slots[i] - 1];
+		uint32_t k = t->slots[i] - 1;
 
-		if (!strncmp(c, s, len) && c[len] == '\0')
-			return t->slots[i] - 1;
+		if (t->lens[k] == len && names_eq(t->v[k], s, len))
+			return k;
 	}
 	GROW(t->v, t->n, t->cap);
 	t->lens = tc_xrealloc(t->lens, t->cap * sizeof(*t->lens));
@@ -292,6 +303,30 @@ sc_ws(struct scan *sc)
 		sc->p++;
 }
 
+/* The first '"' or '\\' in [@q, @end), or @end: eight bytes at a time. */
+static inline const char *
+sc_quote(const char *q, const char *end)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+
+	for (; end - q >= 8; q += 8) {
+		uint64_t w, x, y, m;
+
+		memcpy(&w, q, sizeof(w));
+		x = w ^ (ones * '"');
+		y = w ^ (ones * '\\');
+		/* a byte's high bit for each zero byte of x or y; the lowest is exact */
+		m = ((x - ones) & ~x & highs) | ((y - ones) & ~y & highs);
+		if (m)
+			return q + (__builtin_ctzll(m) >> 3);
+	}
+#endif
+	while (q < end && *q != '"' && *q != '\\')
+		q++;
+	return q;
+}
+
 /*
  * The string at sc->p (on its opening quote) into *@s, *@len: a pointer
  * into the args text, or into sc->str (NUL-terminated) when it has escapes.
@@ -303,9 +338,7 @@ sc_string(struct scan *sc, const char **s, size_t *len)
 
 	if (sc->p >= sc->end || *sc->p != '"')
 		return -EINVAL;
-	q = ++sc->p;
-	while (q < sc->end && *q != '"' && *q != '\\')
-		q++;
+	q = sc_quote(++sc->p, sc->end);
 	if (q < sc->end && *q == '"') {
 		*s = sc->p;
 		*len = (size_t)(q - sc->p);
@@ -710,8 +743,10 @@ flush_pieces(struct deps_engine *e, int64_t dst)
 				hi = TC_MAX(hi, e->pieces[j].hi);
 			if ((j == e->npieces || e->pieces[j].src != p->src ||
 			     e->pieces[j].kind != p->kind) && e->bufs.lens[p->buf] <= LABEL_SHORT) {
-				rc = e->parts(e->ctx, p->src, dst, p->kind, DEPS_LABEL_BYTES,
-					      e->bufs.v[p->buf], e->bufs.lens[p->buf], p->lo, hi);
+				struct deps_label l = { DEPS_LABEL_BYTES, p->buf, e->bufs.v[p->buf],
+							e->bufs.lens[p->buf], p->lo, hi };
+
+				rc = e->parts(e->ctx, p->src, dst, p->kind, &l);
 				i = j;
 				continue;
 			}
@@ -746,6 +781,8 @@ deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, c
 
 	if (e->rc)
 		return e->rc;
+	if (eid < 1 || eid > UINT32_MAX)	/* the interval maps keep 32 bits */
+		return -ERANGE;
 	e->nevents++;
 	e->cur_eid = eid;
 	if (!args)
@@ -775,30 +812,108 @@ deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, c
 	return rc;
 }
 
-static int
-cmp_signal(const void *a, const void *b)
-{
-	const struct signal *x = a, *y = b;
+/* An element's place in a sort: its 96-bit key (hi, lo) and where it was. */
+struct rkey {
+	uint64_t lo;
+	uint32_t hi;
+	uint32_t at;
+};
 
-	if (x->sem != y->sem)
-		return x->sem < y->sem ? -1 : 1;
-	if (x->end != y->end)
-		return x->end < y->end ? -1 : 1;
-	if (x->idx != y->idx)
-		return x->idx < y->idx ? -1 : 1;
-	return 0;
+/*
+ * Stable LSD radix sort of @n (below UINT32_MAX: more signals or waits than
+ * that would take 128 GiB) elements of @size bytes at @v by the
+ * keys @k[i] (consumed), a byte a pass; the bytes equal in every key are
+ * skipped (a key's high bytes mostly are).  O(n) per pass, where qsort()
+ * took O(n log n) calls of a comparison: millions of signals and waits on
+ * large traces.  Memory: @k and a copy of it (the elements are permuted in
+ * place).
+ */
+static void
+radix_sort(void *v, size_t n, size_t size, struct rkey *k)
+{
+	size_t (*cnt)[256] = tc_xcalloc(12, sizeof(*cnt));
+	struct rkey *t = tc_xmalloc(n * sizeof(*t)), *from = k, *to = t, *x;
+	char *tmp = tc_xmalloc(size), *e = v;
+
+	for (size_t i = 0; i < n; i++)
+		for (int d = 0; d < 12; d++)
+			cnt[d][(d < 8 ? k[i].lo >> 8 * d : (uint64_t)k[i].hi >> 8 * (d - 8)) & 0xff]++;
+	for (int d = 0; d < 12; d++) {
+		size_t sum = 0, c;
+		bool uniform = false;
+
+		for (int b = 0; b < 256; b++) {
+			uniform |= cnt[d][b] == n;
+			c = cnt[d][b];
+			cnt[d][b] = sum;
+			sum += c;
+		}
+		if (uniform)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			unsigned b = (d < 8 ? from[i].lo >> 8 * d : (uint64_t)from[i].hi >> 8 * (d - 8)) &
+				     0xff;
+
+			to[cnt[d][b]++] = from[i];
+		}
+		x = from;
+		from = to;
+		to = x;
+	}
+	/* element i goes to where from[] lists it: follow each cycle once */
+	for (size_t i = 0; i < n; i++) {
+		size_t j = i, src;
+
+		if (from[i].at == UINT32_MAX || from[i].at == i)
+			continue;
+		memcpy(tmp, e + i * size, size);
+		for (;;) {
+			src = from[j].at;
+			from[j].at = UINT32_MAX;
+			if (src == i) {
+				memcpy(e + j * size, tmp, size);
+				break;
+			}
+			memcpy(e + j * size, e + src * size, size);
+			j = src;
+		}
+	}
+	free(tmp);
+	free(t);
+	free(cnt);
 }
 
-static int
-cmp_wait(const void *a, const void *b)
+/*
+ * Signals by (semaphore, end, processing order): they were added in
+ * processing order, so a stable sort by (semaphore, end) is that.
+ */
+static void
+sort_signals(struct signal *v, size_t n)
 {
-	const struct wait *x = a, *y = b;
+	struct rkey *k = tc_xmalloc(n * sizeof(*k));
 
-	if (x->eid != y->eid)
-		return x->eid < y->eid ? -1 : 1;
-	if (x->src != y->src)
-		return x->src < y->src ? -1 : 1;
-	return 0;
+	for (size_t i = 0; i < n; i++) {
+		k[i].hi = v[i].sem;
+		k[i].lo = (uint64_t)v[i].end ^ (UINT64_C(1) << 63);	/* signed order */
+		k[i].at = (uint32_t)i;
+	}
+	radix_sort(v, n, sizeof(*v), k);
+	free(k);
+}
+
+/* Waits by (event, source), stably: an event's waits on one source keep their order. */
+static void
+sort_waits(struct wait *v, size_t n)
+{
+	struct rkey *k = tc_xmalloc(n * sizeof(*k));
+
+	for (size_t i = 0; i < n; i++) {
+		k[i].hi = (uint32_t)v[i].eid;	/* ids are below 2^32 (deps_engine_event()) */
+		k[i].lo = (uint64_t)v[i].src;
+		k[i].at = (uint32_t)i;
+	}
+	radix_sort(v, n, sizeof(*v), k);
+	free(k);
 }
 
 int
@@ -810,7 +925,7 @@ deps_engine_finish(struct deps_engine *e)
 	if (rc || !e->nwaits)
 		return rc;
 	if (e->nsignals > 1)
-		qsort(e->signals, e->nsignals, sizeof(*e->signals), cmp_signal);
+		sort_signals(e->signals, e->nsignals);
 	off = tc_xcalloc(e->sems.n + 1, sizeof(*off));
 	cnt = tc_xcalloc(e->sems.n + 1, sizeof(*cnt));
 	for (i = e->nsignals; i-- > 0;) {
@@ -826,7 +941,7 @@ deps_engine_finish(struct deps_engine *e)
 		if (w->src == w->eid)
 			w->src = 0;
 	}
-	qsort(e->waits, e->nwaits, sizeof(*e->waits), cmp_wait);
+	sort_waits(e->waits, e->nwaits);
 	for (i = 0; i < e->nwaits && !rc; i = j) {
 		const char *sem = e->sems.v[e->waits[i].sem];
 		size_t slen = e->sems.lens[e->waits[i].sem];
@@ -834,8 +949,10 @@ deps_engine_finish(struct deps_engine *e)
 		if (e->parts && e->waits[i].src && (i + 1 == e->nwaits ||
 		    e->waits[i + 1].eid != e->waits[i].eid || e->waits[i + 1].src != e->waits[i].src) &&
 		    slen <= LABEL_SHORT) {
-			rc = e->parts(e->ctx, e->waits[i].src, e->waits[i].eid, ST_EDGE_ORDER,
-				      DEPS_LABEL_WAIT, sem, slen, (uint64_t)e->waits[i].n, 0);
+			struct deps_label l = { DEPS_LABEL_WAIT, e->waits[i].sem, sem, slen,
+						(uint64_t)e->waits[i].n, 0 };
+
+			rc = e->parts(e->ctx, e->waits[i].src, e->waits[i].eid, ST_EDGE_ORDER, &l);
 			j = i + 1;
 			continue;
 		}

@@ -84,10 +84,11 @@ struct deps_imap *deps_imap_new(void);
 void deps_imap_free(struct deps_imap *m);
 
 /**
- * deps_imap_access - apply event @eid reading or writing [@lo, @hi) of this
- * buffer: report the dependencies through @emit, then record the access
- * (a write replaces every interval it covers by one; a read adds @eid to
- * the reader set of each byte).  Events must come in processing order.
+ * deps_imap_access - apply event @eid (1 .. UINT32_MAX) reading or writing
+ * [@lo, @hi) of this buffer: report the dependencies through @emit, then
+ * record the access (a write replaces every interval it covers by one; a
+ * read adds @eid to the reader set of each byte).  Events must come in
+ * processing order.
  */
 void deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid,
 		      deps_emit_fn emit, void *ctx);
@@ -110,13 +111,27 @@ typedef int (*deps_edge_fn)(void *ctx, int64_t src, int64_t dst, int kind, const
 #define DEPS_LABEL_WAIT 2	/* NAME>=A */
 
 /**
- * deps_parts_fn - an edge whose label is one item, given in parts: @name
- * (@len bytes) and the numbers of @shape.  The text would be the same that
- * deps_edge_fn gets (DEPS_LABEL_BYTES: "NAME[A:B]", DEPS_LABEL_WAIT:
- * "NAME>=A"), without formatting it.
+ * struct deps_label - a label of one item, in parts: @name (@len bytes, not
+ * NUL-terminated) and the numbers of @shape.  The text would be the same
+ * that deps_edge_fn gets (DEPS_LABEL_BYTES: "NAME[A:B]", DEPS_LABEL_WAIT:
+ * "NAME>=A").  @name_id numbers the name in the engine (buffers and
+ * semaphores apart, by @shape), the same for the engine's life: a callback
+ * may resolve a name once per id.
  */
-typedef int (*deps_parts_fn)(void *ctx, int64_t src, int64_t dst, int kind, int shape,
-			     const char *name, size_t len, uint64_t a, uint64_t b);
+struct deps_label {
+	int shape;
+	uint32_t name_id;
+	const char *name;
+	size_t len;
+	uint64_t a, b;
+};
+
+/**
+ * deps_parts_fn - an edge whose label is one item, given in parts (@l is
+ * only valid during the call), without formatting it.
+ */
+typedef int (*deps_parts_fn)(void *ctx, int64_t src, int64_t dst, int kind,
+			     const struct deps_label *l);
 
 /** deps_bad_fn - a malformed access string, wait or operand of event @eid. */
 typedef void (*deps_bad_fn)(void *ctx, int64_t eid, const char *what, const char *text);
@@ -135,13 +150,14 @@ void deps_engine_free(struct deps_engine *e);
 void deps_engine_set_parts(struct deps_engine *e, deps_parts_fn fn);
 
 /**
- * deps_engine_event - process one event; events must arrive ordered by
- * (ts, ts + dur, file order).  @args is the event's JSON args object text
+ * deps_engine_event - process one event (@eid 1 .. UINT32_MAX, as the store
+ * numbers them); events must arrive ordered by (ts, ts + dur, file order).  @args is the event's JSON args object text
  * (reads, writes, signals, waits, operands), @args_len bytes (no NUL
  * needed), or NULL.  Only the top-level keys named above are decoded; no
  * JSON value is built.  Flow/anti/output edges into @eid are reported
  * before this returns; semaphore edges at finish.
- * Return: 0, or the first negative value an edge callback returned.
+ * Return: 0, -ERANGE for an id out of range (the event is ignored), or the
+ * first negative value an edge callback returned.
  */
 int deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur,
 		      const char *args, size_t args_len);

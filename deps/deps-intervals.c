@@ -16,7 +16,7 @@
  * so a descent touches a few cache lines per level instead of one node per
  * level of a binary tree.
  *
- * Reader sets are the two newest readers plus a shared, reference-counted
+ * Reader sets are the DI_RD newest readers plus a shared, reference-counted
  * list of the older ones (prepending shares the tail), so cutting an interval in
  * two copies nothing.  Their cells come from a free list of slabs, not one
  * malloc() each.
@@ -30,27 +30,37 @@
 #define DI_MAXH 32		/* tree height bound (splits only happen on full nodes) */
 #define DI_SLAB_MAX 4096	/* reader cells per slab, at most */
 
+#define DI_RD 3			/* readers kept in the interval itself */
+
+/*
+ * Event ids are kept in 32 bits (deps_imap_access() takes ids below 2^32,
+ * as the store numbers them): an interval is then 32 bytes with its three
+ * newest readers, half a cache line.
+ */
+
 /* A persistent list of readers: prepending shares the tail. */
 struct rlist {
-	int64_t eid;
+	uint32_t eid;
 	uint32_t ref;
 	struct rlist *next;	/* also the free-list link */
 };
 
 /*
- * The readers since the last write, newest first: the two newest in @r (0:
- * none), the older ones in a shared list, so most intervals (read once or
- * twice between writes) need no list walk and no cell.
+ * The readers since the last write, newest first: the DI_RD newest in @r
+ * (0: none), the older ones in a shared list (only when @r is full), so
+ * most intervals (read a few times between writes) need no list walk and
+ * no cell.
  */
 struct di_rd {
-	int64_t r[2];
 	struct rlist *rest;
+	uint32_t r[DI_RD];
 };
 
-struct di_ent {
+struct di_ent {			/* an interval in a leaf; it starts at the leaf's key */
 	uint64_t hi;
-	int64_t writer;		/* 0: never written in this trace */
-	struct di_rd rd;
+	struct rlist *rest;	/* the reader set, as struct di_rd */
+	uint32_t writer;	/* 0: never written in this trace */
+	uint32_t r[DI_RD];
 };
 
 struct di_node {
@@ -67,9 +77,27 @@ struct di_node {
 /* An interval taken out of the tree or about to go in. */
 struct di_iv {
 	uint64_t lo, hi;
-	int64_t writer;
+	uint32_t writer;
 	struct di_rd rd;
 };
+
+static inline struct di_rd
+ent_rd(const struct di_ent *e)
+{
+	struct di_rd rd = { e->rest, { 0 } };
+
+	memcpy(rd.r, e->r, sizeof(rd.r));
+	return rd;
+}
+
+static inline void
+ent_set(struct di_ent *e, uint64_t hi, uint32_t writer, struct di_rd rd)
+{
+	e->hi = hi;
+	e->writer = writer;
+	e->rest = rd.rest;
+	memcpy(e->r, rd.r, sizeof(e->r));
+}
 
 struct di_step {
 	struct di_node *node;
@@ -142,21 +170,35 @@ rd_get(struct di_rd rd)
 
 /* @rd plus reader @eid (new references; @rd keeps its own). */
 static struct di_rd
-rd_push(struct deps_imap *m, struct di_rd rd, int64_t eid)
+rd_push(struct deps_imap *m, struct di_rd rd, uint32_t eid)
 {
-	struct di_rd n = { { eid, rd.r[0] }, rd.rest };
-	struct rlist *r;
+	struct di_rd n = { rd.rest, { eid } };
 
 	if (rd.r[0] == eid)	/* read twice by one event */
 		return rd_get(rd);
-	if (!rd.r[1])		/* room for it */
-		return n;
-	r = rl_alloc(m);
-	r->eid = rd.r[1];
-	r->ref = 1;
-	r->next = rl_get(rd.rest);
-	n.rest = r;
+	if (rd.r[DI_RD - 1]) {	/* full: the oldest goes to the list */
+		struct rlist *c = rl_alloc(m);
+
+		c->eid = rd.r[DI_RD - 1];
+		c->ref = 1;
+		c->next = rl_get(rd.rest);
+		n.rest = c;
+	}			/* else there is no list */
+	for (int k = 1; k < DI_RD; k++)
+		n.r[k] = rd.r[k - 1];
 	return n;
+}
+
+/* Report each reader of @rd but @eid as an anti dependency of [@a, @b). */
+static inline void
+rd_emit(struct di_rd rd, uint32_t eid, uint64_t a, uint64_t b, deps_emit_fn emit, void *ctx)
+{
+	for (int k = 0; k < DI_RD && rd.r[k]; k++)
+		if (rd.r[k] != eid)
+			emit(ctx, rd.r[k], ST_EDGE_ANTI, a, b);
+	for (struct rlist *c = rd.rest; c; c = c->next)
+		if (c->eid != eid)
+			emit(ctx, c->eid, ST_EDGE_ANTI, a, b);
 }
 
 /* ---- the tree ---- */
@@ -184,7 +226,7 @@ free_tree(struct deps_imap *m, struct di_node *t)
 {
 	for (uint32_t i = 0; i < t->n; i++) {
 		if (t->leaf)
-			rl_put(m, t->ent[i].rd.rest);
+			rl_put(m, t->ent[i].rest);
 		else
 			free_tree(m, t->child[i]);
 	}
@@ -211,23 +253,18 @@ deps_imap_count(const struct deps_imap *m)
 	return m ? m->count : 0;
 }
 
-/* The last index with key <= @x, or -1. */
-static int
+/*
+ * The last index with key <= @x, or -1: the keys at or below @x counted
+ * without a branch per key (a binary search mispredicts on random keys).
+ */
+static inline int
 node_le(const struct di_node *t, uint64_t x)
 {
-	int lo = 0, hi = (int)t->n;	/* answer in [lo - 1, hi) */
+	int c = 0;
 
-	while (hi - lo > 8) {
-		int mid = (lo + hi) / 2;
-
-		if (t->key[mid] <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	while (lo < hi && t->key[lo] <= x)
-		lo++;
-	return lo - 1;
+	for (uint32_t i = 0; i < t->n; i++)
+		c += t->key[i] <= x;
+	return c - 1;
 }
 
 /* Descend to the leaf where @x belongs, recording the path in m->path. */
@@ -341,9 +378,7 @@ tree_insert(struct deps_imap *m, const struct di_iv *iv)
 	memmove(&tgt->key[pos + 1], &tgt->key[pos], (tgt->n - pos) * sizeof(tgt->key[0]));
 	memmove(&tgt->ent[pos + 1], &tgt->ent[pos], (tgt->n - pos) * sizeof(tgt->ent[0]));
 	tgt->key[pos] = iv->lo;
-	tgt->ent[pos].hi = iv->hi;
-	tgt->ent[pos].writer = iv->writer;
-	tgt->ent[pos].rd = iv->rd;
+	ent_set(&tgt->ent[pos], iv->hi, iv->writer, iv->rd);
 	tgt->n++;
 	if (tgt == l && pos == 0)
 		fix_min(m, m->depth, l->key[0]);
@@ -420,10 +455,55 @@ iv_push(struct di_iv **v, size_t *cap, size_t n)
 	return &(*v)[n];
 }
 
+/*
+ * The access [key[@j], @hi) when it covers whole intervals of leaf @l (one
+ * for a write, any run without gaps for a read): the intervals keep their
+ * bounds, so they are updated where they lie, with the same dependencies
+ * reported in the same order as the general path below.  Tiles reused
+ * whole are the common case.  Return: false, having done nothing, when the
+ * access is not of that kind.
+ */
+static bool
+access_in_place(struct deps_imap *m, struct di_node *l, int j, uint64_t hi, bool write,
+		uint32_t eid, deps_emit_fn emit, void *ctx)
+{
+	struct di_ent *e = &l->ent[j];
+	int k = j;
+
+	if (write) {
+		if (e->hi != hi)
+			return false;
+		if (e->writer && e->writer != eid)
+			emit(ctx, e->writer, ST_EDGE_OUTPUT, l->key[j], hi);
+		rd_emit(ent_rd(e), eid, l->key[j], hi, emit, ctx);
+		rl_put(m, e->rest);
+		ent_set(e, hi, eid, (struct di_rd){ NULL, { 0 } });
+		return true;
+	}
+	/* a read: intervals end to end from key[j] to exactly hi, all in this leaf */
+	while (l->ent[k].hi < hi && k + 1 < (int)l->n && l->key[k + 1] == l->ent[k].hi)
+		k++;
+	if (l->ent[k].hi != hi)
+		return false;
+	for (int i = j; i <= k; i++) {
+		e = &l->ent[i];
+		if (e->writer && e->writer != eid)
+			emit(ctx, e->writer, ST_EDGE_FLOW, l->key[i], e->hi);
+	}
+	for (int i = j; i <= k; i++) {
+		struct di_rd rd = rd_push(m, ent_rd(&l->ent[i]), eid);
+
+		rl_put(m, l->ent[i].rest);
+		ent_set(&l->ent[i], l->ent[i].hi, l->ent[i].writer, rd);
+	}
+	return true;
+}
+
 void
-deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid,
+deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid64,
 		 deps_emit_fn emit, void *ctx)
 {
+	uint32_t eid = (uint32_t)eid64;
 	struct di_node *l, *c;
 	size_t nold = 0, nnew = 0, in_leaf = 0, i;
 	uint64_t cur = lo;
@@ -436,6 +516,8 @@ deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int6
 	j = node_le(l, lo);
 	if (j < 0 || l->ent[j].hi <= lo)
 		j++;
+	if (j < (int)l->n && l->key[j] == lo && access_in_place(m, l, j, hi, write, eid, emit, ctx))
+		return;
 	/* the overlapped intervals, in order; report what they cause */
 	for (c = l, ci = j;;) {
 		struct di_ent *e;
@@ -455,7 +537,7 @@ deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int6
 		o->lo = c->key[ci];
 		o->hi = e->hi;
 		o->writer = e->writer;
-		o->rd = e->rd;
+		o->rd = ent_rd(e);
 		nold++;
 		if (c == l)
 			in_leaf++;
@@ -464,12 +546,7 @@ deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int6
 		if (write) {
 			if (o->writer && o->writer != eid)
 				emit(ctx, o->writer, ST_EDGE_OUTPUT, a, b);
-			for (int k = 0; k < 2; k++)
-				if (o->rd.r[k] && o->rd.r[k] != eid)
-					emit(ctx, o->rd.r[k], ST_EDGE_ANTI, a, b);
-			for (struct rlist *rd = o->rd.rest; rd; rd = rd->next)
-				if (rd->eid != eid)
-					emit(ctx, rd->eid, ST_EDGE_ANTI, a, b);
+			rd_emit(o->rd, eid, a, b, emit, ctx);
 		} else if (o->writer && o->writer != eid) {
 			emit(ctx, o->writer, ST_EDGE_FLOW, a, b);
 		}
@@ -480,7 +557,7 @@ deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int6
 		*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ m->old[0].lo, lo,
 			m->old[0].writer, rd_get(m->old[0].rd) };
 	if (write) {
-		*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ lo, hi, eid, { { 0, 0 }, NULL } };
+		*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ lo, hi, eid, { NULL, { 0 } } };
 	} else {
 		for (i = 0; i < nold; i++) {
 			struct di_iv *o = &m->old[i];
@@ -488,14 +565,14 @@ deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int6
 
 			if (a > cur)
 				*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ cur, a, 0,
-					{ { eid, 0 }, NULL } };
+					{ NULL, { eid } } };
 			*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ a, b, o->writer,
 				rd_push(m, o->rd, eid) };
 			cur = b;
 		}
 		if (cur < hi)
 			*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ cur, hi, 0,
-				{ { eid, 0 }, NULL } };
+				{ NULL, { eid } } };
 	}
 	if (nold && m->old[nold - 1].hi > hi)
 		*iv_push(&m->neu, &m->cneu, nnew++) = (struct di_iv){ hi, m->old[nold - 1].hi,
@@ -514,9 +591,7 @@ deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int6
 		}
 		for (i = 0; i < nnew; i++) {
 			l->key[j + i] = m->neu[i].lo;
-			l->ent[j + i].hi = m->neu[i].hi;
-			l->ent[j + i].writer = m->neu[i].writer;
-			l->ent[j + i].rd = m->neu[i].rd;
+			ent_set(&l->ent[j + i], m->neu[i].hi, m->neu[i].writer, m->neu[i].rd);
 		}
 		if (j == 0 && !same)
 			fix_min(m, m->depth, l->key[0]);

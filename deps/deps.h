@@ -16,12 +16,21 @@
 /**
  * deps_derive - called by st_writer_finish() after events are sorted and
  * numbered and explicit edges are stored: derive flow/anti/output edges from
- * access sets and order edges from semaphore waits (events with flags bit 0),
- * insert them into the edges table, add them to @stats->edges and count
- * malformed strings with st_writer_count_bad_access().
+ * access sets and order edges from semaphore waits over the events with
+ * flags bit 0, which the finish pass collected (st_writer_flagged()), hand
+ * them to the store (st_writer_add_edge_parts()), add them to
+ * @stats->edges and count malformed strings with
+ * st_writer_count_bad_access().  Nothing when !deps_enabled().
  * Return: 0 or -errno with @err set.
  */
-int deps_derive(struct st_writer *w, sqlite3 *db, struct st_stats *stats, struct tc_err *err);
+int deps_derive(struct st_writer *w, struct st_stats *stats, struct tc_err *err);
+
+/**
+ * deps_enabled - whether deps_derive() will analyse anything: false when
+ * NX_DEPS_DISABLE=1 (bench/deps-bench.sh measures the ingest without it),
+ * so that finish does not collect the flagged events for nothing.
+ */
+bool deps_enabled(void);
 
 #define DEPS_DIR_IN  1	/* predecessors: what this waited on */
 #define DEPS_DIR_OUT 2	/* successors: what waited on this */

@@ -16,6 +16,12 @@ tests_unit_test_deps_query_SOURCES = tests/unit/test-deps-query.c tests/tap.h
 tests_unit_test_deps_query_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_deps_query_LDADD = $(NX_LDADD)
 
+check_PROGRAMS += tests/unit/test-deps-feed
+TESTS += tests/unit/test-deps-feed
+tests_unit_test_deps_feed_SOURCES = tests/unit/test-deps-feed.c tests/tap.h
+tests_unit_test_deps_feed_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_deps_feed_LDADD = $(NX_LDADD)
+
 check_PROGRAMS += tests/unit/test-deps-edges
 TESTS += tests/unit/test-deps-edges
 tests_unit_test_deps_edges_SOURCES = tests/unit/test-deps-edges.c tests/tap.h

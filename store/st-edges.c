@@ -24,11 +24,27 @@
 #define ST_LCACHE_TEXT 22
 
 /*
- * A record, the same bytes in both streams: uvarint src, uvarint dst, then
- * the label part exactly as the blobs hold it (st-edges.h): uvarint
- * x << 3 | kind and the form's numbers.
+ * What is collected, per partition (a range of 1 << part_shift event ids):
+ *
+ *   ins: groups of the edges into one dst that were added one after the
+ *        other (the engine adds all the edges into an event at once), each
+ *        a header of ST_GROUP_HDR bytes (u32 dst less the partition's first
+ *        id, u16 body bytes) and a body that is already the
+ *        ins blob's bytes for those edges (st-edges.h) but the first dst
+ *        delta: svarint src - dst and the label part, then for each further
+ *        edge a 0 byte (dst - previous dst) and the same.  Finishing sorts
+ *        the groups by dst and copies their bodies after the delta.
+ *   outs: one u64 per edge, src less the partition's first id << 35 |
+ *        dst << 3 | kind (ids are below 2^32 and a partition has at most
+ *        2^24 of them).
+ *
+ * Numbers are in the machine's byte order: the pages and the spill file
+ * live and die with the process.  Neither a group nor a record spans two
+ * pages.
  */
-#define ST_REC_MAX (5 * TC_VARINT_MAX)
+#define ST_GROUP_HDR 6
+#define ST_LAB_MAX (3 * TC_VARINT_MAX)	/* a label part: kind and form, two numbers */
+#define ST_REC_MAX (1 + TC_VARINT_MAX + ST_LAB_MAX)	/* an ins record */
 
 struct st_epage {		/* a full page: in memory, or in the spill at off */
 	uint8_t *mem;
@@ -36,12 +52,15 @@ struct st_epage {		/* a full page: in memory, or in the spill at off */
 	uint32_t bytes;
 };
 
-struct st_estream {		/* the records of one partition in one order */
+struct st_estream {		/* one partition's ins or outs */
 	struct st_epage *pages;
 	size_t npages, cap;
 	uint8_t *cur;		/* the page being filled */
 	uint32_t used;
-	uint64_t count, bytes;
+	uint64_t count, bytes;	/* groups (ins) or records (outs); their bytes */
+	/* ins: the last group of the page being filled, still open to more edges */
+	bool gopen;
+	uint32_t gdst, gstart;
 };
 
 struct st_lslot {		/* interning: label text -> id */
@@ -291,24 +310,30 @@ st_dec(const char *s, size_t n, uint64_t *v)
 	return true;
 }
 
+/* A label part (st-edges.h): uvarint @lk, then @n numbers @a, @b. */
+struct st_lab {
+	uint64_t lk, a, b;
+	int n;
+};
+
 /*
- * The label part of a record for @label: the form (st-edges.h) that
- * rebuilds exactly these bytes: "P[LO:HI]" and "P>=N" keep the prefix P as a
- * text and the numbers as varints, anything else is one text.  Returns the
- * bytes written at @p (room for 4 varints), or -errno.
+ * The label part for @label: the form (st-edges.h) that rebuilds exactly
+ * these bytes: "P[LO:HI]" and "P>=N" keep the prefix P as a text and the
+ * numbers as varints, anything else is one text.  0 or -errno.
  */
 static int
-st_edges_label(struct st_edges *x, int kind, const char *s, size_t n, uint8_t *p)
+st_edges_label(struct st_edges *x, int kind, const char *s, size_t n, struct st_lab *l)
 {
-	uint8_t *q = p;
 	uint64_t lo, hi;
 	uint32_t id;
 	size_t i;
 	int rc;
 
+	l->n = 0;
+	l->a = l->b = 0;
 	if (!s) {
-		q += tc_uvarint_put(q, (uint64_t)kind);
-		return (int)(q - p);
+		l->lk = (uint64_t)kind;
+		return 0;
 	}
 	/* P[LO:HI] */
 	if (n >= 5 && s[n - 1] == ']') {
@@ -322,10 +347,11 @@ st_edges_label(struct st_edges *x, int kind, const char *s, size_t n, uint8_t *p
 			rc = st_edges_text(x, s, i, &id);
 			if (rc < 0)
 				return rc;
-			q += tc_uvarint_put(q, ((uint64_t)id << 2 | ST_LABEL_RANGE) << 3 | (uint64_t)kind);
-			q += tc_uvarint_put(q, lo);
-			q += tc_uvarint_put(q, hi - lo);
-			return (int)(q - p);
+			l->lk = ((uint64_t)id << 2 | ST_LABEL_RANGE) << 3 | (uint64_t)kind;
+			l->n = 2;
+			l->a = lo;
+			l->b = hi - lo;
+			return 0;
 		}
 	}
 	/* P>=N */
@@ -335,15 +361,16 @@ st_edges_label(struct st_edges *x, int kind, const char *s, size_t n, uint8_t *p
 		rc = st_edges_text(x, s, i - 2, &id);
 		if (rc < 0)
 			return rc;
-		q += tc_uvarint_put(q, ((uint64_t)id << 2 | ST_LABEL_WAIT) << 3 | (uint64_t)kind);
-		q += tc_uvarint_put(q, lo);
-		return (int)(q - p);
+		l->lk = ((uint64_t)id << 2 | ST_LABEL_WAIT) << 3 | (uint64_t)kind;
+		l->n = 1;
+		l->a = lo;
+		return 0;
 	}
 	rc = st_edges_text(x, s, n, &id);
 	if (rc < 0)
 		return rc;
-	q += tc_uvarint_put(q, ((uint64_t)id << 2 | ST_LABEL_TEXT) << 3 | (uint64_t)kind);
-	return (int)(q - p);
+	l->lk = ((uint64_t)id << 2 | ST_LABEL_TEXT) << 3 | (uint64_t)kind;
+	return 0;
 }
 
 /* The page of @s is full: keep it in memory while the budget allows, else spill it. */
@@ -361,6 +388,7 @@ st_edges_page_done(struct st_edges *x, struct st_estream *s)
 	pg->bytes = s->used;
 	pg->mem = NULL;
 	pg->off = 0;
+	s->gopen = false;
 	if (x->ram_used + x->page_bytes <= x->ram) {
 		pg->mem = s->cur;
 		s->cur = NULL;
@@ -385,8 +413,9 @@ st_edges_page_done(struct st_edges *x, struct st_estream *s)
 	return 0;
 }
 
+/* Room for @n more bytes in the page of @s (a new page when it is full). */
 static int
-st_edges_push(struct st_edges *x, struct st_estream *s, const uint8_t *rec, size_t n)
+st_edges_room(struct st_edges *x, struct st_estream *s, size_t n)
 {
 	int rc;
 
@@ -397,38 +426,92 @@ st_edges_push(struct st_edges *x, struct st_estream *s, const uint8_t *rec, size
 	}
 	if (!s->cur)
 		s->cur = tc_xmalloc(x->page_bytes);
-	for (size_t k = 0; k < n; k++)		/* a few bytes: no memcpy call */
-		s->cur[s->used + k] = rec[k];
-	s->used += (uint32_t)n;
-	s->count++;
-	s->bytes += n;
 	return 0;
 }
 
+static inline void
+st_put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline uint32_t
+st_get32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline void
+st_put16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline uint16_t
+st_get16(const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
 /*
- * Append record @rec (src, dst, label part) to the ins of dst, and src, dst
- * and the kind alone to the outs of src: the outs leave the label to the
- * ins (st-edges.h).
+ * Edge @src -> @dst of @kind: into the ins of dst's partition (its open
+ * group when it is dst's) with label part @lk and @nnum numbers @a, @b
+ * (st-edges.h), and into the outs of src's partition.
  */
 static int
-st_edges_put(struct st_edges *x, int64_t src, int64_t dst, int kind, const uint8_t *rec,
-	     size_t n)
+st_edges_put(struct st_edges *x, int64_t src, int64_t dst, int kind, uint64_t lk, int nnum,
+	     uint64_t a, uint64_t b)
 {
-	uint8_t out[3 * TC_VARINT_MAX], *p = out;
+	struct st_estream *si = &x->in[(uint64_t)dst >> x->part_shift];
+	struct st_estream *so = &x->out[(uint64_t)src >> x->part_shift];
+	uint64_t mask = ((uint64_t)1 << x->part_shift) - 1, r;
+	uint8_t *q;
 	int rc;
 
-	p += tc_uvarint_put(p, (uint64_t)src);
-	p += tc_uvarint_put(p, (uint64_t)dst);
-	p += tc_uvarint_put(p, (uint64_t)kind);
-	rc = st_edges_push(x, &x->in[(uint64_t)dst >> x->part_shift], rec, n);
-	if (rc >= 0)
-		rc = st_edges_push(x, &x->out[(uint64_t)src >> x->part_shift], out,
-				   (size_t)(p - out));
+	if (si->gopen && si->gdst == (uint32_t)dst && si->used + ST_REC_MAX <= x->page_bytes) {
+		q = si->cur + si->used;
+		*q++ = 0;	/* dst - previous dst */
+	} else {
+		rc = st_edges_room(x, si, ST_GROUP_HDR + ST_REC_MAX);
+		if (rc < 0)
+			goto fail;
+		q = si->cur + si->used;
+		st_put32(q, (uint32_t)((uint64_t)dst & mask));
+		si->gopen = true;
+		si->gdst = (uint32_t)dst;
+		si->gstart = si->used;
+		si->count++;
+		q += ST_GROUP_HDR;
+	}
+	q += tc_uvarint_put(q, tc_zigzag(src - dst));
+	q += tc_uvarint_put(q, lk);
+	if (nnum > 0)
+		q += tc_uvarint_put(q, a);
+	if (nnum > 1)
+		q += tc_uvarint_put(q, b);
+	si->bytes += (size_t)(q - si->cur) - si->used;
+	si->used = (uint32_t)(q - si->cur);
+	st_put16(si->cur + si->gstart + 4, (uint16_t)(si->used - si->gstart - ST_GROUP_HDR));
+
+	rc = st_edges_room(x, so, sizeof(r));
 	if (rc < 0)
-		x->failed = rc;
-	else
-		x->nedges++;
-	return rc < 0 ? rc : 0;
+		goto fail;
+	r = ((uint64_t)src & mask) << 35 | (uint64_t)dst << 3 | (uint64_t)kind;
+	memcpy(so->cur + so->used, &r, sizeof(r));
+	so->used += sizeof(r);
+	so->bytes += sizeof(r);
+	so->count++;
+	x->nedges++;
+	return 0;
+fail:
+	x->failed = rc;
+	return rc;
 }
 
 static bool
@@ -442,30 +525,58 @@ int
 st_edges_add(struct st_edges *x, int64_t src, int64_t dst, int kind, const char *label,
 	     size_t len)
 {
-	uint8_t rec[ST_REC_MAX], *p = rec;
+	struct st_lab l;
 	int rc;
 
 	if (x->failed)
 		return x->failed;
 	if (st_edges_bad(x, src, dst, kind))
 		return -EINVAL;
-	p += tc_uvarint_put(p, (uint64_t)src);
-	p += tc_uvarint_put(p, (uint64_t)dst);
-	rc = st_edges_label(x, kind, label, len, p);
+	rc = st_edges_label(x, kind, label, len, &l);
 	if (rc == -EINVAL)
 		return rc;
 	if (rc < 0) {
 		x->failed = rc;
 		return rc;
 	}
-	return st_edges_put(x, src, dst, kind, rec, (size_t)(p + rc - rec));
+	return st_edges_put(x, src, dst, kind, l.lk, l.n, l.a, l.b);
+}
+
+int
+st_edges_text_id(struct st_edges *x, const char *s, size_t len, uint32_t *id)
+{
+	int rc;
+
+	if (x->failed)
+		return x->failed;
+	rc = st_edges_text(x, s, len, id);
+	if (rc < 0 && rc != -EINVAL)
+		x->failed = rc;
+	return rc;
+}
+
+int
+st_edges_add_text(struct st_edges *x, int64_t src, int64_t dst, int kind, int shape,
+		  uint32_t text, uint64_t a, uint64_t b)
+{
+	if (x->failed)
+		return x->failed;
+	if (st_edges_bad(x, src, dst, kind) || text == 0 || text >= x->next_label ||
+	    (shape != ST_LABEL_BYTES && shape != ST_LABEL_AT_LEAST) ||
+	    (shape == ST_LABEL_BYTES && a > b))
+		return -EINVAL;
+	if (shape == ST_LABEL_BYTES)
+		return st_edges_put(x, src, dst, kind,
+				    ((uint64_t)text << 2 | ST_LABEL_RANGE) << 3 | (uint64_t)kind, 2,
+				    a, b - a);
+	return st_edges_put(x, src, dst, kind,
+			    ((uint64_t)text << 2 | ST_LABEL_WAIT) << 3 | (uint64_t)kind, 1, a, 0);
 }
 
 int
 st_edges_add_parts(struct st_edges *x, int64_t src, int64_t dst, int kind, int shape,
 		   const char *name, size_t len, uint64_t a, uint64_t b)
 {
-	uint8_t rec[ST_REC_MAX], *p = rec;
 	uint32_t id;
 	int rc;
 
@@ -475,23 +586,10 @@ st_edges_add_parts(struct st_edges *x, int64_t src, int64_t dst, int kind, int s
 	    (shape != ST_LABEL_BYTES && shape != ST_LABEL_AT_LEAST) ||
 	    (shape == ST_LABEL_BYTES && a > b))
 		return -EINVAL;
-	rc = st_edges_text(x, name, len, &id);
-	if (rc < 0) {
-		if (rc != -EINVAL)
-			x->failed = rc;
+	rc = st_edges_text_id(x, name, len, &id);
+	if (rc < 0)
 		return rc;
-	}
-	p += tc_uvarint_put(p, (uint64_t)src);
-	p += tc_uvarint_put(p, (uint64_t)dst);
-	if (shape == ST_LABEL_BYTES) {
-		p += tc_uvarint_put(p, ((uint64_t)id << 2 | ST_LABEL_RANGE) << 3 | (uint64_t)kind);
-		p += tc_uvarint_put(p, a);
-		p += tc_uvarint_put(p, b - a);
-	} else {
-		p += tc_uvarint_put(p, ((uint64_t)id << 2 | ST_LABEL_WAIT) << 3 | (uint64_t)kind);
-		p += tc_uvarint_put(p, a);
-	}
-	return st_edges_put(x, src, dst, kind, rec, (size_t)(p - rec));
+	return st_edges_add_text(x, src, dst, kind, shape, id, a, b);
 }
 
 int
@@ -509,107 +607,155 @@ st_writer_add_edge_parts(struct st_writer *w, int64_t src, int64_t dst, int kind
 			: -EINVAL;
 }
 
-/* Bytes of the label part at @p (its form says how many numbers follow). */
-static size_t
-st_label_len(const uint8_t *p, const uint8_t *end)
+int
+st_writer_edge_text(struct st_writer *w, const char *s, size_t len, uint32_t *id)
 {
-	const uint8_t *q = p;
-	uint64_t v, form;
-	int more;
-
-	if (tc_uvarint_get(&q, end, &v))
-		return 0;
-	form = (v >> ST_EDGE_KIND_BITS) & 3;
-	more = (v >> ST_EDGE_KIND_BITS) == 0 ? 0 : form == ST_LABEL_RANGE ? 2 :
-	       form == ST_LABEL_WAIT ? 1 : 0;
-	while (more--)
-		if (tc_uvarint_get(&q, end, &v))
-			return 0;
-	return (size_t)(q - p);
+	return w->edges ? st_edges_text_id(w->edges, s, len, id) : -EINVAL;
 }
 
-/* Move the records of @s into @v (room for s->bytes), releasing its pages. */
-static void
-st_edges_load(struct st_edges *x, struct st_estream *s, uint8_t *v)
+int
+st_writer_add_edge_text(struct st_writer *w, int64_t src, int64_t dst, int kind, int shape,
+			uint32_t text, uint64_t a, uint64_t b)
 {
-	size_t n = 0;
+	return w->edges ? st_edges_add_text(w->edges, src, dst, kind, shape, text, a, b)
+			: -EINVAL;
+}
 
-	for (size_t i = 0; i < s->npages; i++) {
-		struct st_epage *pg = &s->pages[i];
-		const void *from = pg->mem ? (const void *)pg->mem : x->spill.map + pg->off;
+/* The bytes of page @i of @s (the page being filled last). */
+static const uint8_t *
+st_epage_data(const struct st_edges *x, const struct st_estream *s, size_t i, size_t *bytes)
+{
+	const struct st_epage *pg;
 
-		memcpy(v + n, from, pg->bytes);
-		n += pg->bytes;
-		free(pg->mem);
-		pg->mem = NULL;
+	if (i == s->npages) {
+		*bytes = s->used;
+		return s->cur;
 	}
-	if (s->used)
-		memcpy(v + n, s->cur, s->used);
-	free(s->cur);
-	s->cur = NULL;
-	s->npages = s->used = 0;
+	pg = &s->pages[i];
+	*bytes = pg->bytes;
+	return pg->mem ? pg->mem : (const uint8_t *)x->spill.map + pg->off;
 }
 
-/* One parsed record of a loaded partition. */
-struct st_eref {
-	uint32_t self, peer;	/* dst and src in the ins order, src and dst in the outs */
-	uint32_t off;		/* of its label part in the loaded bytes */
-	uint16_t len;		/* of its label part */
-};
+/* Release the pages of @s (its bytes are written). */
+static void
+st_estream_clear(struct st_estream *s)
+{
+	for (size_t i = 0; i < s->npages; i++)
+		free(s->pages[i].mem);
+	free(s->pages);
+	free(s->cur);
+	memset(s, 0, sizeof(*s));
+}
 
 /*
- * Parse the @n records at @v (@bytes), keyed by their dst (@by_src: src)
- * less @base, and counting-sort them (stably) into @to; @first[i] gets the
- * index of the first record of local id i (first[i + 1] is past its last).
- * Return: 0 or -EBADMSG.
+ * Counting-sort (stably) the groups of @s by their dst: @to[k] gets the
+ * header of the k-th; the groups of local id i are @to[first[i] ..
+ * first[i + 1]).  Return: 0 or -EBADMSG.
  */
 static int
-st_edges_sort(const uint8_t *v, size_t bytes, size_t n, bool by_src, uint32_t base,
-	      struct st_eref *tmp, uint32_t *first, size_t nids, struct st_eref *to)
+st_edges_sort_in(const struct st_edges *x, const struct st_estream *s, uint32_t *first,
+		 size_t nids, const uint8_t **to)
 {
-	const uint8_t *p = v, *end = v + bytes;
-
 	memset(first, 0, (nids + 1) * sizeof(*first));
-	for (size_t i = 0; i < n; i++) {
-		uint64_t src, dst;
-		size_t l;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i <= s->npages; i++) {
+			size_t bytes;
+			const uint8_t *q = st_epage_data(x, s, i, &bytes), *end = q + bytes;
 
-		if (tc_uvarint_get(&p, end, &src) || tc_uvarint_get(&p, end, &dst))
-			return -EBADMSG;
-		l = st_label_len(p, end);
-		if (!l)
-			return -EBADMSG;
-		tmp[i].self = (uint32_t)(by_src ? src : dst);
-		tmp[i].peer = (uint32_t)(by_src ? dst : src);
-		tmp[i].off = (uint32_t)(p - v);
-		tmp[i].len = (uint16_t)l;
-		first[tmp[i].self - base + 1]++;
-		p += l;
+			while (q < end) {
+				uint64_t local = st_get32(q), len = st_get16(q + 4);
+
+				if (local >= nids || len > (size_t)(end - q) - ST_GROUP_HDR)
+					return -EBADMSG;
+				if (pass == 0)
+					first[local + 1]++;
+				else
+					to[first[local]++] = q;
+				q += ST_GROUP_HDR + len;
+			}
+		}
+		if (pass == 0)
+			for (size_t i = 1; i <= nids; i++)
+				first[i] += first[i - 1];
 	}
-	for (size_t i = 1; i <= nids; i++)
-		first[i] += first[i - 1];
-	for (size_t i = 0; i < n; i++)
-		to[first[tmp[i].self - base]++] = tmp[i];
-	/* first[i] is now past the last record of i: shift back */
+	/* first[i] is now past the last group of i: shift back */
 	memmove(first + 1, first, nids * sizeof(*first));
 	first[0] = 0;
 	return 0;
 }
 
-/* Encode records [@a, @b) of a sorted list into @buf; returns its size. */
+/* The same for the records of the outs, by src, into @to. */
+static int
+st_edges_sort_out(const struct st_edges *x, const struct st_estream *s, uint32_t *first,
+		  size_t nids, uint64_t *to)
+{
+	memset(first, 0, (nids + 1) * sizeof(*first));
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i <= s->npages; i++) {
+			size_t bytes;
+			const uint8_t *q = st_epage_data(x, s, i, &bytes);
+
+			if (bytes % 8)
+				return -EBADMSG;
+			for (size_t k = 0; k < bytes; k += 8) {
+				uint64_t r, local;
+
+				memcpy(&r, q + k, sizeof(r));
+				local = r >> 35;
+
+				if (local >= nids)
+					return -EBADMSG;
+				if (pass == 0)
+					first[local + 1]++;
+				else
+					to[first[local]++] = r;
+			}
+		}
+		if (pass == 0)
+			for (size_t i = 1; i <= nids; i++)
+				first[i] += first[i - 1];
+	}
+	memmove(first + 1, first, nids * sizeof(*first));
+	first[0] = 0;
+	return 0;
+}
+
+/* The ins blob of groups [@a, @b) (sorted, of the block at @block_base) into @buf; its size. */
 static size_t
-st_edges_encode(const struct st_eref *r, size_t a, size_t b, const uint8_t *v,
+st_edges_enc_in(const uint8_t *const *g, size_t a, size_t b, uint32_t part_base,
 		uint32_t block_base, uint8_t *buf)
 {
 	uint8_t *p = buf;
 	uint32_t prev = block_base;
 
 	for (size_t i = a; i < b; i++) {
-		p += tc_uvarint_put(p, r[i].self - prev);
-		p += tc_uvarint_put(p, tc_zigzag((int64_t)r[i].peer - (int64_t)r[i].self));
-		for (uint16_t k = 0; k < r[i].len; k++)	/* a few bytes: no memcpy call */
-			*p++ = v[r[i].off + k];
-		prev = r[i].self;
+		uint32_t dst = part_base + st_get32(g[i]);
+		size_t len = st_get16(g[i] + 4);
+
+		p += tc_uvarint_put(p, dst - prev);
+		memcpy(p, g[i] + ST_GROUP_HDR, len);
+		p += len;
+		prev = dst;
+	}
+	return (size_t)(p - buf);
+}
+
+/* The outs blob of records [@a, @b) into @buf; its size. */
+static size_t
+st_edges_enc_out(const uint64_t *r, size_t a, size_t b, uint32_t part_base, uint32_t block_base,
+		 uint8_t *buf)
+{
+	uint8_t *p = buf;
+	uint32_t prev = block_base;
+
+	for (size_t i = a; i < b; i++) {
+		uint32_t src = part_base + (uint32_t)(r[i] >> 35);
+		int64_t dst = (int64_t)(r[i] >> 3 & 0xffffffffu);
+
+		p += tc_uvarint_put(p, src - prev);
+		p += tc_uvarint_put(p, tc_zigzag(dst - (int64_t)src));
+		*p++ = (uint8_t)(r[i] & 7);	/* uvarint kind: one byte */
+		prev = src;
 	}
 	return (size_t)(p - buf);
 }
@@ -617,11 +763,11 @@ st_edges_encode(const struct st_eref *r, size_t a, size_t b, const uint8_t *v,
 int
 st_edges_finish(struct st_edges *x, struct tc_err *err)
 {
-	size_t nids = (size_t)1 << x->part_shift, cap = 0, bcap = 0;
-	struct st_eref *tmp = NULL, *ra = NULL, *rb = NULL;
-	uint8_t *va = NULL, *vb = NULL, *ebuf = NULL, *obuf = NULL;
+	size_t nids = (size_t)1 << x->part_shift, gcap = 0, rcap = 0, ecap = 0, ocap = 0;
+	const uint8_t **gs = NULL;
+	uint64_t *rs = NULL;
+	uint8_t *ebuf = NULL, *obuf = NULL;
 	uint32_t *fa = NULL, *fb = NULL;
-	size_t ecap = 0, ocap = 0;
 	int rc = x->failed;
 
 	if (rc < 0) {
@@ -643,31 +789,34 @@ st_edges_finish(struct st_edges *x, struct tc_err *err)
 	fb = tc_xmalloc((nids + 1) * sizeof(*fb));
 	for (uint32_t p = 0; p < x->nparts && !rc; p++) {
 		struct st_estream *si = &x->in[p], *so = &x->out[p];
-		size_t m = TC_MAX(si->count, so->count), mb = TC_MAX(si->bytes, so->bytes);
 		uint32_t base = p << x->part_shift;
 
 		if (!si->count && !so->count)
 			continue;
-		if (mb > UINT32_MAX) {
-			rc = tc_err_set(err, -EFBIG, "edges: %llu bytes of edges in one partition",
-					(unsigned long long)mb);
-			break;
+		/* scratch for the partition (nothing in it is kept: no realloc copies) */
+		if (si->count > gcap) {
+			gcap = si->count;
+			free(gs);
+			gs = tc_xmalloc(gcap * sizeof(*gs));
 		}
-		if (m > cap) {
-			cap = m;
-			tmp = tc_xrealloc(tmp, cap * sizeof(*tmp));
-			ra = tc_xrealloc(ra, cap * sizeof(*ra));
-			rb = tc_xrealloc(rb, cap * sizeof(*rb));
+		if (so->count > rcap) {
+			rcap = so->count;
+			free(rs);
+			rs = tc_xmalloc(rcap * sizeof(*rs));
 		}
-		if (mb > bcap) {
-			bcap = mb;
-			va = tc_xrealloc(va, bcap);
-			vb = tc_xrealloc(vb, bcap);
+		/* bounds for any block of the partition */
+		if (si->bytes + si->count * TC_VARINT_MAX > ecap) {
+			ecap = si->bytes + si->count * TC_VARINT_MAX;
+			free(ebuf);
+			ebuf = tc_xmalloc(ecap);
 		}
-		st_edges_load(x, si, va);
-		st_edges_load(x, so, vb);
-		if (st_edges_sort(va, si->bytes, si->count, false, base, tmp, fa, nids, ra) < 0 ||
-		    st_edges_sort(vb, so->bytes, so->count, true, base, tmp, fb, nids, rb) < 0) {
+		if (so->count * 3 * TC_VARINT_MAX > ocap) {
+			ocap = so->count * 3 * TC_VARINT_MAX;
+			free(obuf);
+			obuf = tc_xmalloc(ocap);
+		}
+		if (st_edges_sort_in(x, si, fa, nids, gs) < 0 ||
+		    st_edges_sort_out(x, so, fb, nids, rs) < 0) {
 			rc = tc_err_set(err, -EBADMSG, "edges: a record does not parse");
 			break;
 		}
@@ -678,16 +827,8 @@ st_edges_finish(struct st_edges *x, struct tc_err *err)
 
 			if (a0 == a1 && b0 == b1)
 				continue;
-			if ((a1 - a0) * ST_REC_MAX > ecap) {
-				ecap = (a1 - a0) * ST_REC_MAX;
-				ebuf = tc_xrealloc(ebuf, ecap);
-			}
-			if ((b1 - b0) * ST_REC_MAX > ocap) {
-				ocap = (b1 - b0) * ST_REC_MAX;
-				obuf = tc_xrealloc(obuf, ocap);
-			}
-			ne = st_edges_encode(ra, a0, a1, va, base + (uint32_t)k, ebuf);
-			no = st_edges_encode(rb, b0, b1, vb, base + (uint32_t)k, obuf);
+			ne = st_edges_enc_in(gs, a0, a1, base, base + (uint32_t)k, ebuf);
+			no = st_edges_enc_out(rs, b0, b1, base, base + (uint32_t)k, obuf);
 			sqlite3_bind_int64(x->ins_block, 1, (base + (int64_t)k) / ST_EDGE_BLOCK);
 			if (ne)
 				sqlite3_bind_blob(x->ins_block, 2, ebuf, (int)ne, SQLITE_STATIC);
@@ -701,15 +842,14 @@ st_edges_finish(struct st_edges *x, struct tc_err *err)
 				rc = st_edges_sqlerr(x, err, "blocks");
 			sqlite3_reset(x->ins_block);
 		}
+		st_estream_clear(si);
+		st_estream_clear(so);
 		if (x->spilling)
 			st_spill_drop(&x->spill);
 	}
 out:
-	free(tmp);
-	free(ra);
-	free(rb);
-	free(va);
-	free(vb);
+	free(gs);
+	free(rs);
 	free(fa);
 	free(fb);
 	free(ebuf);

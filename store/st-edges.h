@@ -86,6 +86,20 @@ int st_edges_add_parts(struct st_edges *x, int64_t src, int64_t dst, int kind, i
 		       const char *name, size_t len, uint64_t a, uint64_t b);
 
 /**
+ * st_edges_text_id - the id of label text @s (@len bytes) for
+ * st_edges_add_text(): interned, or a new one.  An id stays valid for the
+ * collector's life.  Return: 0 or -errno (as st_edges_add()).
+ */
+int st_edges_text_id(struct st_edges *x, const char *s, size_t len, uint32_t *id);
+
+/**
+ * st_edges_add_text - st_edges_add_parts() with the name given as its text
+ * id (st_edges_text_id()): no hashing or lookup per edge.
+ */
+int st_edges_add_text(struct st_edges *x, int64_t src, int64_t dst, int kind, int shape,
+		      uint32_t text, uint64_t a, uint64_t b);
+
+/**
  * st_edges_finish - sort what was collected and write the edge_blocks and
  * edge_labels rows.  Return: 0 or -errno with @err set.
  */

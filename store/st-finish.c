@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "store/store-int.h"
 #include "store/st-chunk.h"
+#include "store/st-flagged.h"
 #include "deps/deps.h"
 
 /*
@@ -199,6 +200,7 @@ struct st_fin {
 	struct st_pend pend;
 	struct st_bvec level;
 	struct tc_err *err;
+	int part;		/* 0: the first part, 1: the second (st-flagged.h) */
 };
 
 static void
@@ -548,6 +550,18 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 			}
 			/* the args pointers stay valid across st_spill_drop() */
 			rc = st_fin_chunk_add(f, id, unit, &e, args);
+			if (rc >= 0 && w->flagged && (rec->flags & 1)) {
+				struct st_fev fe = {
+					.ts = ts, .dur = dur, .args_off = rec->args_off,
+					.id = (uint32_t)id, .seq = k->key.seq,
+					.args_len = e.args_len,
+				};
+
+				rc = st_flagged_add(w->flagged, f->part, unit, &fe);
+				if (rc < 0)
+					rc = tc_err_set(f->err, rc, "%s: staging: %s", w->path,
+							strerror(-rc));
+			}
 			if (rc < 0)
 				goto out;
 		}
@@ -614,6 +628,12 @@ st_fin_events(struct st_fin *f)
 		goto out;
 	}
 	st_fin_time(f, "sort");
+	/* deps/ reads the flagged events from here, not through SQL */
+	if (w->nflagged && deps_enabled()) {
+		rc = st_flagged_new(&w->flagged, w->path, w->nunits, f->err);
+		if (rc < 0)
+			goto out;
+	}
 	/* split the units where about half the events come before */
 	if (w->seq >= ST_SPLIT_MIN && w->nunits >= 2) {
 		for (split = 1; split < w->nunits; split++) {
@@ -638,6 +658,7 @@ st_fin_events(struct st_fin *f)
 		tc_buf_init(&g.cb.args);
 		g.overlaps = 0;
 		g.err = &gerr;
+		g.part = 1;
 		job = (struct st_part_job){ .f = &g, .lo = split + 1, .hi = w->nunits, .id = before };
 		two = pthread_create(&thr, NULL, st_fin_part_thread, &job) == 0;
 		if (!two)
@@ -656,15 +677,21 @@ st_fin_events(struct st_fin *f)
 	w->stats.overlaps += f->overlaps;
 	if (!rc)
 		rc = st_chunk_out_finish(f->outp, f->err);
+	if (!rc && w->flagged) {
+		rc = st_flagged_map(w->flagged);
+		if (rc < 0)
+			rc = tc_err_set(f->err, rc, "%s: staging: %s", w->path, strerror(-rc));
+	}
 out:
 	if (rc < 0) {
 		struct tc_err ignore;
 
 		st_chunk_out_finish(f->outp, &ignore);
 	}
-	/* the keys and the spill files are not needed any more */
+	/* the keys are not needed any more, nor the args unless deps/ reads them */
 	st_keys_free(&w->keys);
-	st_spill_close(&w->args);
+	if (!w->flagged)
+		st_spill_close(&w->args);
 	return rc;
 }
 
@@ -849,7 +876,10 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	if (!rc && st_sql_register(w->db) < 0)
 		rc = tc_err_set(err, -EIO, "%s: events table: %s", path, sqlite3_errmsg(w->db));
 	if (!rc && w->nflagged)	/* nothing to analyse otherwise */
-		rc = deps_derive(w, w->db, &w->stats, err);
+		rc = deps_derive(w, &w->stats, err);
+	st_flagged_free(w->flagged);
+	w->flagged = NULL;
+	st_spill_close(&w->args);
 	st_fin_time(&f, "deps");
 	if (rc < 0)
 		goto out;
@@ -889,6 +919,8 @@ out:
 
 		st_chunk_out_finish(&out, &ignore);	/* no-op unless failed early */
 	}
+	st_flagged_free(w->flagged);	/* finish failed before deps/ */
+	w->flagged = NULL;
 	free(f.map);
 	free(f.stack);
 	free(f.dmax);

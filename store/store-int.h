@@ -163,6 +163,7 @@ struct st_writer {
 	int64_t nedges_raw;
 	int64_t nflagged;		/* events whose args carry access sets */
 	struct st_edges *edges;		/* during finish: the edges to pack (st-edges.h) */
+	struct st_flagged *flagged;	/* during finish: for deps/ (st-flagged.h) */
 	struct st_stats stats;
 	int failed;			/* first write error */
 	struct tc_err ferr;

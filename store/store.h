@@ -217,6 +217,62 @@ int st_writer_add_edge(struct st_writer *w, int64_t src, int64_t dst, int kind,
 int st_writer_add_edge_parts(struct st_writer *w, int64_t src, int64_t dst, int kind, int shape,
 			     const char *name, size_t len, uint64_t a, uint64_t b);
 
+/**
+ * struct st_fev - for deps/ during finish: an event whose args carry access
+ * sets or semaphores (events.flags bit 0), with the id finish gave it.
+ * @args_off: where its args text lies, for st_writer_flagged_args().
+ * @args_len: bytes of args (0: none).
+ */
+struct st_fev {
+	int64_t ts, dur;
+	uint64_t args_off;
+	uint32_t id, seq;
+	uint32_t args_len;
+	uint32_t pad_;
+};
+
+/**
+ * st_writer_flagged_units - for deps/ during finish: units are numbered
+ * 1 .. this.  0 when no flagged event was collected (none was added, or
+ * deps_enabled() was false).
+ */
+int st_writer_flagged_units(struct st_writer *w);
+
+/**
+ * st_writer_flagged - for deps/ during finish: the flagged events of @unit
+ * in id order, *@n of them (NULL when none).  The array belongs to @w and
+ * stays valid until st_writer_finish() returns.
+ */
+const struct st_fev *st_writer_flagged(struct st_writer *w, int unit, size_t *n);
+
+/**
+ * st_writer_flagged_args - the args text of @e (@e->args_len bytes, not
+ * NUL-terminated), NULL when it has none.  Valid as st_writer_flagged().
+ */
+const char *st_writer_flagged_args(struct st_writer *w, const struct st_fev *e);
+
+/**
+ * st_writer_flagged_drop - let the pages of the flagged events and their
+ * args read so far leave the resident set (they stay in the page cache and
+ * every pointer stays valid): call it now and then while reading them.
+ */
+void st_writer_flagged_drop(struct st_writer *w);
+
+/**
+ * st_writer_edge_text - for deps/ during finish: the id of label text @s
+ * (@len bytes) for st_writer_add_edge_text(), valid until finish returns:
+ * resolve a buffer or semaphore name once instead of per edge.
+ * Return: 0 or -errno.
+ */
+int st_writer_edge_text(struct st_writer *w, const char *s, size_t len, uint32_t *id);
+
+/**
+ * st_writer_add_edge_text - st_writer_add_edge_parts() with the name given
+ * by its id from st_writer_edge_text().  Return: as st_writer_add_edge_parts().
+ */
+int st_writer_add_edge_text(struct st_writer *w, int64_t src, int64_t dst, int kind, int shape,
+			    uint32_t text, uint64_t a, uint64_t b);
+
 /** st_writer_db - the underlying connection (for deps/ during finish). */
 sqlite3 *st_writer_db(struct st_writer *w);
 

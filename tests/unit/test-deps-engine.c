@@ -6,6 +6,7 @@
  * reporting of malformed strings.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "deps/deps-int.h"
@@ -29,17 +30,16 @@ on_edge(void *ctx, int64_t src, int64_t dst, int kind, const char *label, size_t
 static int nparts;
 
 static int
-on_parts(void *ctx, int64_t src, int64_t dst, int kind, int shape, const char *name, size_t len,
-	 uint64_t a, uint64_t b)
+on_parts(void *ctx, int64_t src, int64_t dst, int kind, const struct deps_label *l)
 {
 	nparts++;
-	if (shape == DEPS_LABEL_BYTES)
+	if (l->shape == DEPS_LABEL_BYTES)
 		tc_buf_printf(&got, "%lld>%lld:%s:%.*s[%llu:%llu];", (long long)src, (long long)dst,
-			      kname[kind], (int)len, name, (unsigned long long)a,
-			      (unsigned long long)b);
+			      kname[kind], (int)l->len, l->name, (unsigned long long)l->a,
+			      (unsigned long long)l->b);
 	else
 		tc_buf_printf(&got, "%lld>%lld:%s:%.*s>=%llu;", (long long)src, (long long)dst,
-			      kname[kind], (int)len, name, (unsigned long long)a);
+			      kname[kind], (int)l->len, l->name, (unsigned long long)l->a);
 	return 0;
 }
 
@@ -189,6 +189,92 @@ test_operands(void)
 	is_str(opsparse("$S[1]>=q"), "bad $S[1]>=q;", "bad wait count reported");
 }
 
+/*
+ * Random signals and waits on three semaphores (negative and equal end
+ * times included) against a model: the N-th completion of S, in (end,
+ * processing order), is the source of "S>=N".  One wait per event, so
+ * every label is one condition.
+ */
+#define SEMN 3000
+static int64_t sem_end[SEMN];
+
+static int
+cmp_sig(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	if (sem_end[x] != sem_end[y])
+		return sem_end[x] < sem_end[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static void
+test_sem_random(void)
+{
+	static struct ev evs[SEMN];
+	static char text[SEMN][64];
+	static int sig[3][SEMN];
+	int nsig[3] = { 0 }, wsem[SEMN], wn[SEMN];
+	struct tc_buf want;
+	uint64_t x = 99;
+	char *have;
+
+	tc_buf_init(&want);
+	for (int i = 0; i < SEMN; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		evs[i].ts = -1000 + i / 3;	/* processing order: ts, then end, then index */
+		evs[i].dur = (int64_t)(x >> 60);
+		sem_end[i] = evs[i].ts + evs[i].dur;
+		wsem[i] = -1;
+		if ((x >> 20) % 2) {
+			int s = (int)((x >> 24) % 3);
+
+			snprintf(text[i], sizeof(text[i]), "{\"signals\":[\"S%d\"]}", s);
+			sig[s][nsig[s]++] = i;
+		} else if (i > 100) {
+			wsem[i] = (int)((x >> 24) % 3);
+			wn[i] = 1 + (int)((x >> 30) % 200);
+			snprintf(text[i], sizeof(text[i]), "{\"waits\":[\"S%d>=%d\"]}", wsem[i], wn[i]);
+		} else {
+			snprintf(text[i], sizeof(text[i]), "{}");
+		}
+		evs[i].args = text[i];
+	}
+	/* events arrive sorted by (ts, end): sort each run of equal ts by dur */
+	for (int i = 1; i < SEMN; i++)
+		for (int j = i; j > 0 && evs[j].ts == evs[j - 1].ts && evs[j].dur < evs[j - 1].dur; j--) {
+			struct ev t = evs[j];
+
+			evs[j] = evs[j - 1];
+			evs[j - 1] = t;
+		}
+	/* the model, from the events as they will be numbered */
+	memset(nsig, 0, sizeof(nsig));
+	for (int i = 0; i < SEMN; i++) {
+		int s, n;
+
+		sem_end[i] = evs[i].ts + evs[i].dur;
+		wsem[i] = -1;
+		if (sscanf(evs[i].args, "{\"signals\":[\"S%d\"]}", &s) == 1)
+			sig[s][nsig[s]++] = i;
+		else if (sscanf(evs[i].args, "{\"waits\":[\"S%d>=%d\"]}", &s, &n) == 2) {
+			wsem[i] = s;
+			wn[i] = n;
+		}
+	}
+	for (int s = 0; s < 3; s++)
+		qsort(sig[s], (size_t)nsig[s], sizeof(int), cmp_sig);
+	for (int i = 0; i < SEMN; i++)
+		if (wsem[i] >= 0 && wn[i] <= nsig[wsem[i]] && sig[wsem[i]][wn[i] - 1] != i)
+			tc_buf_printf(&want, "%d>%d:order:S%d>=%d;", sig[wsem[i]][wn[i] - 1] + 1, i + 1,
+				      wsem[i], wn[i]);
+	have = tc_xstrdup(run(evs, SEMN));
+	ok(want.len > 1000, "the random semaphore run has many waits that resolve");
+	is_str(have, want.data, "random semaphores: every wait's source is its N-th completion");
+	free(have);
+	tc_buf_free(&want);
+}
+
 static void
 test_rules(void)
 {
@@ -254,6 +340,17 @@ test_rules(void)
 	is_str(run(chain, 4), "2>3:order:P>=2;3>4:order:Q>=1;",
 	       "chain of waits; equal end times counted in processing order");
 
+	/* Waits of one event on one source keep their order in the label; negative times. */
+	static const struct ev same_src[] = {
+		{ -50, 10, "{\"signals\":[\"T\", \"S\"]}" },
+		{ -30, 5, "{\"waits\":[\"T>=1\", \"S>=1\", \"U>=1\"]}" },
+		{ -20, 5, "{\"waits\":[\"S>=1\", \"T>=1\"]}" },
+	};
+	is_str(run(same_src, 3), "1>2:order:T>=1,S>=1;1>3:order:S>=1,T>=1;",
+	       "waits on one source: one edge, conditions in the order given");
+
+	test_sem_random();
+
 	/* Malformed strings are dropped and reported; the rest of the event counts. */
 	static const struct ev bad[] = {
 		{ 0, 1, "{\"writes\":[\"A[8:4]\", \"A[0:4]\"]}" },
@@ -277,6 +374,14 @@ test_rules(void)
 	       "1>2:output:C[0:5];1>3:flow:B[0:8],B[16:24],C[5:];2>3:flow:C[0:5];"
 	       "4>5:output:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa[0:1];",
 	       "several runs in one label, an open end, a name too long to take in parts");
+	/* Escapes in keys, access strings and skipped values; quotes at every offset of a word. */
+	static const struct ev esc[] = {
+		{ 0, 1, "{\"note\": \"say \\\"hi\\\" \\\\\", \"wr\\u0069tes\": [\"long_buffer_\\u004e[0:8]\"]}" },
+		{ 1, 1, "{\"reads\": [\"long_buffer_N\\u005b0:4]\", \"x\"], \"z\": {\"q\": \"]\\\"}\"}}" },
+		{ 2, 1, "{\"a\":\"\",\"bb\":\"1234567\",\"reads\":[\"long_buffer_N[4:8]\"]}" },
+	};
+	is_str(run(esc, 3), "1>2:flow:long_buffer_N[0:4];1>3:flow:long_buffer_N[4:8];",
+	       "escaped keys and strings decode; quotes inside skipped values do not end them");
 	is_int(parts_differ, 0, "labels in parts read the same as text, on every run above");
 	nparts = 0;
 	use_parts = true;
@@ -417,54 +522,89 @@ big_emit(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
 	}
 }
 
+/*
+ * One random run against the per-byte model; @tile: accesses of 1 to 3
+ * whole tiles of that many bytes (the intervals are then tiles or runs of
+ * them, and most accesses reuse them whole, updated in place), else of any
+ * bytes.  Return: the most live intervals seen.
+ */
+static size_t
+imap_run(struct big_model *b, struct deps_imap *m, uint64_t x, int nev, uint64_t tile,
+	 int *missing)
+{
+	size_t maxlive = 0;
+
+	memset(b, 0, offsetof(struct big_model, readers));
+	for (int i = 0; i < BIG; i++)
+		b->nreaders[i] = 0;
+	memset(b->stamp, 0, sizeof(b->stamp));
+	b->bad = b->dup = b->reported = 0;
+	*missing = 0;
+	for (b->ev = 1; b->ev <= nev; b->ev++) {
+		uint64_t len;
+		bool write;
+
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		if (tile) {
+			len = tile * (1 + (x >> 20) % 3);
+			b->lo = (x >> 33) % (BIG / tile) * tile;
+		} else {
+			len = (x >> 40) % 50 == 0 ? 1 + (x >> 20) % 4000 : 1 + (x >> 20) % 24;
+			b->lo = (x >> 33) % BIG;
+		}
+		b->hi = TC_MIN(b->lo + len, BIG);
+		write = (x >> 13) % 3 == 0;
+		memset(b->stamp[2], 0, sizeof(b->stamp[2]));
+		deps_imap_access(m, b->lo, b->hi, write, b->ev, big_emit, b);
+		for (uint64_t y = b->lo; y < b->hi; y++) {
+			int want_anti = 0;
+
+			if (b->writer[y] && b->writer[y] != b->ev && b->stamp[write ? 1 : 0][y] != b->ev)
+				(*missing)++;
+			for (int i = 0; write && i < b->nreaders[y]; i++)
+				want_anti += b->readers[y][i] != b->ev;
+			if (write && b->stamp[2][y] != want_anti)
+				(*missing)++;
+			if (write) {
+				b->writer[y] = b->ev;
+				b->nreaders[y] = 0;
+			} else if (!b->nreaders[y] || b->readers[y][b->nreaders[y] - 1] != b->ev) {
+				if (b->nreaders[y] == b->capreaders[y]) {
+					b->capreaders[y] = b->capreaders[y] ? 2 * b->capreaders[y] : 4;
+					b->readers[y] = tc_xrealloc(b->readers[y],
+								    b->capreaders[y] * sizeof(int64_t));
+				}
+				b->readers[y][b->nreaders[y]++] = b->ev;
+			}
+		}
+		maxlive = TC_MAX(maxlive, deps_imap_count(m));
+	}
+	return maxlive;
+}
+
 static void
 test_imap_big(void)
 {
 	static struct big_model b;
 	struct deps_imap *m = deps_imap_new();
-	uint64_t x = 987654321;
-	size_t maxlive = 0;
-	int missing = 0;
+	size_t maxlive;
+	int missing;
 
-	for (b.ev = 1; b.ev <= 30000; b.ev++) {
-		uint64_t len;
-		bool write;
-
-		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		len = (x >> 40) % 50 == 0 ? 1 + (x >> 20) % 4000 : 1 + (x >> 20) % 24;
-		b.lo = (x >> 33) % BIG;
-		b.hi = TC_MIN(b.lo + len, BIG);
-		write = (x >> 13) % 3 == 0;
-		memset(b.stamp[2], 0, sizeof(b.stamp[2]));
-		deps_imap_access(m, b.lo, b.hi, write, b.ev, big_emit, &b);
-		for (uint64_t y = b.lo; y < b.hi; y++) {
-			int want_anti = 0;
-
-			if (b.writer[y] && b.writer[y] != b.ev && b.stamp[write ? 1 : 0][y] != b.ev)
-				missing++;
-			for (int i = 0; write && i < b.nreaders[y]; i++)
-				want_anti += b.readers[y][i] != b.ev;
-			if (write && b.stamp[2][y] != want_anti)
-				missing++;
-			if (write) {
-				b.writer[y] = b.ev;
-				b.nreaders[y] = 0;
-			} else if (!b.nreaders[y] || b.readers[y][b.nreaders[y] - 1] != b.ev) {
-				if (b.nreaders[y] == b.capreaders[y]) {
-					b.capreaders[y] = b.capreaders[y] ? 2 * b.capreaders[y] : 4;
-					b.readers[y] = tc_xrealloc(b.readers[y],
-								   b.capreaders[y] * sizeof(int64_t));
-				}
-				b.readers[y][b.nreaders[y]++] = b.ev;
-			}
-		}
-		maxlive = TC_MAX(maxlive, deps_imap_count(m));
-	}
+	maxlive = imap_run(&b, m, 987654321, 30000, 0, &missing);
 	is_int(b.bad, 0, "big random run: every reported byte is a true dependency");
 	is_int(b.dup + missing, 0, "big random run: none missing, none twice");
 	ok(maxlive > 1000 && maxlive <= BIG, "big random run kept %zu live intervals at most", maxlive);
 	deps_imap_access(m, 0, DEPS_WHOLE, true, b.ev, big_emit, &b);
 	is_int(deps_imap_count(m), 1, "a covering write after it leaves one interval");
+	deps_imap_free(m);
+
+	/* tiles reused whole: the in-place path, reads over runs of tiles, long reader lists */
+	m = deps_imap_new();
+	maxlive = imap_run(&b, m, 42, 30000, 16, &missing);
+	is_int(b.bad, 0, "tiled random run: every reported byte is a true dependency");
+	is_int(b.dup + missing, 0, "tiled random run: none missing, none twice");
+	ok(maxlive > BIG / 16 / 2 && maxlive <= BIG / 16, "tiled random run kept %zu live intervals",
+	   maxlive);
 	deps_imap_free(m);
 	for (int i = 0; i < BIG; i++)
 		free(b.readers[i]);
