@@ -704,34 +704,40 @@ static int
 st_fin_edges(struct st_fin *f)
 {
 	struct st_writer *w = f->w;
-	sqlite3_stmt *q = NULL;
-	int rc, s;
+	struct st_spill *sp = &w->raw_edges;
+	size_t off = 0;
+	int rc;
 
 	rc = st_edges_new(&w->edges, w->db, w->seq, ST_EDGE_RAM, w->path, f->err);
 	if (rc < 0)
 		goto out;
-	if (sqlite3_prepare_v2(w->db, "SELECT src, dst, kind, label FROM stage._raw_edges", -1, &q,
-			       NULL) != SQLITE_OK) {
-		rc = tc_err_set(f->err, -EIO, "edges: %s", sqlite3_errmsg(w->db));
+	rc = st_spill_map(sp);
+	if (rc < 0) {
+		rc = tc_err_set(f->err, rc, "edges: staging: %s", strerror(-rc));
 		goto out;
 	}
-	while ((s = sqlite3_step(q)) == SQLITE_ROW) {
-		int64_t src = sqlite3_column_int64(q, 0), dst = sqlite3_column_int64(q, 1);
-		int kind = sqlite3_column_int(q, 2);
-		const char *label = (const char *)sqlite3_column_text(q, 3);
+	while (off + sizeof(struct st_redge) <= sp->mapsz) {
+		struct st_redge e;
+		const char *label;
 
-		rc = st_edges_add(w->edges, f->map[src], f->map[dst], kind, label,
-				  (size_t)sqlite3_column_bytes(q, 3));
+		memcpy(&e, sp->map + off, sizeof(e));	/* records are not aligned */
+		off += sizeof(e);
+		if (e.label_len > sp->mapsz - off) {
+			rc = tc_err_set(f->err, -EIO, "edges: staging file is short");
+			goto out;
+		}
+		label = e.has_label ? sp->map + off : NULL;
+		off += e.label_len;
+		rc = st_edges_add(w->edges, f->map[e.src], f->map[e.dst], e.kind, label,
+				  e.label_len);
 		if (rc < 0) {
 			rc = tc_err_set(f->err, rc, "edges: %s", strerror(-rc));
 			goto out;
 		}
-		w->stats.edges[kind]++;
+		w->stats.edges[e.kind]++;
 	}
-	if (s != SQLITE_DONE)
-		rc = tc_err_set(f->err, -EIO, "edges: %s", sqlite3_errmsg(w->db));
 out:
-	sqlite3_finalize(q);
+	st_spill_close(sp);
 	return rc;
 }
 

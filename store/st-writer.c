@@ -13,11 +13,6 @@
 #include <unistd.h>
 #include "store/store-int.h"
 
-static const char st_staging_sql[] =
-	"ATTACH DATABASE '' AS stage; PRAGMA stage.journal_mode=OFF;"
-	" PRAGMA stage.synchronous=OFF; PRAGMA stage.cache_size=-16384;"
-	"CREATE TABLE stage._raw_edges (src INTEGER, dst INTEGER, kind INTEGER, label TEXT);";
-
 int
 st_writer_open(struct st_writer **wp, const char *path, struct tc_err *err)
 {
@@ -42,23 +37,21 @@ st_writer_open(struct st_writer **wp, const char *path, struct tc_err *err)
 	rc = st_exec(w->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
 		     " PRAGMA cache_size=-16384; PRAGMA temp_store=FILE;"
 		     " PRAGMA page_size=32768;"
-		     /* worker threads for SQLite's sorter (staged edges, queries) */
+		     /* worker threads for SQLite's sorter (queries) */
 		     " PRAGMA threads=2;", err);
 	if (!rc)
 		rc = st_keys_open(&w->keys, path, err);
 	if (!rc)
 		rc = st_spill_open(&w->args, path, "-stage-args", err);
 	if (!rc)
-		rc = st_schema_create_trace(w->db, err);
+		rc = st_spill_open(&w->raw_edges, path, "-stage-edges", err);
 	if (!rc)
-		rc = st_exec(w->db, st_staging_sql, err);
+		rc = st_schema_create_trace(w->db, err);
 	if (!rc)
 		rc = st_exec(w->db, "BEGIN", err);
 	if (rc < 0)
 		goto out;
-	if (sqlite3_prepare_v2(w->db, "INSERT INTO stage._raw_edges VALUES (?,?,?,?)", -1,
-			       &w->ins_edge, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(w->db, "INSERT INTO strings (id, s) VALUES (?,?)", -1,
+	if (sqlite3_prepare_v2(w->db, "INSERT INTO strings (id, s) VALUES (?,?)", -1,
 			       &w->ins_str, NULL) != SQLITE_OK) {
 		rc = tc_err_set(err, -EIO, "%s: %s", path, sqlite3_errmsg(w->db));
 		goto out;
@@ -77,9 +70,9 @@ st_writer_release(struct st_writer *w)
 	int i;
 
 	st_spill_close(&w->args);
+	st_spill_close(&w->raw_edges);
 	st_keys_free(&w->keys);
 	st_edges_free(w->edges);
-	sqlite3_finalize(w->ins_edge);
 	sqlite3_finalize(w->ins_str);
 	if (w->db)
 		sqlite3_close(w->db);
@@ -359,25 +352,31 @@ st_event_add(struct st_writer *w, const struct st_event *ev)
 int
 st_edge_add(struct st_writer *w, int64_t src, int64_t dst, int kind, const char *label)
 {
-	sqlite3_stmt *s = w->ins_edge;
+	struct st_redge e = { 0 };
+	size_t len = label ? strlen(label) : 0;
+	int rc;
 
 	if (w->failed)
 		return w->failed;
 	if (src < 1 || src > w->seq || dst < 1 || dst > w->seq || src == dst ||
-	    kind < 0 || kind >= ST_EDGE_NKINDS)
+	    kind < 0 || kind >= ST_EDGE_NKINDS || len > INT32_MAX)
 		return -EINVAL;
-	sqlite3_bind_int64(s, 1, src);
-	sqlite3_bind_int64(s, 2, dst);
-	sqlite3_bind_int(s, 3, kind);
-	if (label)
-		sqlite3_bind_text(s, 4, label, -1, SQLITE_STATIC);
-	else
-		sqlite3_bind_null(s, 4);
-	if (sqlite3_step(s) != SQLITE_DONE)
-		st_writer_fail(w, "insert edge");
-	sqlite3_reset(s);
+	/* staged by seq in a spill file: the ids are known at finish */
+	e.src = (uint32_t)src;
+	e.dst = (uint32_t)dst;
+	e.kind = (uint8_t)kind;
+	e.has_label = label != NULL;
+	e.label_len = (uint32_t)len;
+	rc = st_spill_write(&w->raw_edges, &e, sizeof(e));
+	if (!rc && len)
+		rc = st_spill_write(&w->raw_edges, label, len);
+	if (rc < 0) {
+		w->failed = tc_err_set(&w->ferr, rc, "%s: staging edges: %s", w->path,
+				       strerror(-rc));
+		return w->failed;
+	}
 	w->nedges_raw++;
-	return w->failed;
+	return 0;
 }
 
 void

@@ -145,12 +145,22 @@ void st_keys_merge_free(struct st_merge *m);
 void st_keys_drop(struct st_keys *ks);
 void st_keys_free(struct st_keys *ks);
 
+/* A reader's edge as staged, followed by its label bytes. */
+struct st_redge {
+	uint32_t src, dst;	/* seq numbers */
+	uint32_t label_len;
+	uint8_t kind;
+	uint8_t has_label;	/* 0: NULL label */
+	uint8_t pad[2];
+};
+
 struct st_writer {
 	sqlite3 *db;
 	char *path;
-	sqlite3_stmt *ins_edge, *ins_str;
+	sqlite3_stmt *ins_str;
 	struct st_keys keys;	/* one per event */
 	struct st_spill args;
+	struct st_spill raw_edges;	/* the reader's edges: struct st_redge + label, by seq */
 	struct st_map strings;	/* interned strings */
 	uint32_t nstrings;
 	struct st_map devkeys, unitkeys;
