@@ -47,6 +47,7 @@ jbytes=$(stat -c %s "$bigjson")
 # one run: prints "seconds maxrss_kb events cpu_seconds"
 run() {
 	rm -rf "$w/data"
+	sync	# the previous run's writeback does not land in this one
 	/usr/bin/time -f "%e %M %U %S" -o "$w/time" "$nx" ingest --data "$w/data" --json "$1" \
 		>"$w/out" 2>"$w/err" || { cat "$w/err" >&2; return 1; }
 	ev=$(/usr/bin/python3 -c "
