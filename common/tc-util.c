@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -198,4 +200,13 @@ tc_human_bytes(uint64_t n, char *buf, size_t len)
 	else
 		snprintf(buf, len, "%.1f %s", v, units[u]);
 	return buf;
+}
+
+void
+tc_thread_name(const char *what)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "nx-%s", what);
+	pthread_setname_np(pthread_self(), name);
 }

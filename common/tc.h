@@ -147,6 +147,11 @@ int tc_mkdir_p(const char *path, int mode);
 int tc_fsync_dir(const char *dir);
 /** tc_fsync_file - fsync the file @path; 0 or -errno. */
 int tc_fsync_file(const char *path);
+/**
+ * tc_thread_name - name the calling thread "nx-@what" (cut to the 15 bytes
+ * Linux keeps), so that top -H, perf and gdb tell the threads apart.
+ */
+void tc_thread_name(const char *what);
 
 /** tc_hexval - value of hex digit @c, -1 when @c is not one. */
 int tc_hexval(int c);

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/tc-sort.h"
 #include "store/library.h"
 #include "ingest/ingest.h"
 #include "ingest/json-int.h"
@@ -1376,45 +1377,9 @@ flow_less(const struct jflow *x, const struct jflow *y)
 	return x->order < y->order;
 }
 
-/*
- * NAME(a, tmp, n) - sort @n elements of @a with LESS, using @tmp (room for
- * n / 2 + 1 elements) as scratch.  A top-down merge sort written out per
- * type, so that the compare and the moves are inlined (qsort()'s indirect
- * calls and memcpy() per element cost more than the compares), and a merge
- * is skipped when the halves are already in order (file order is often
- * close to sorted).
- */
-#define JSORT_DEFINE(NAME, TYPE, LESS) \
-static void \
-NAME(TYPE *a, TYPE *tmp, size_t n) \
-{ \
-	size_t h, i, j, k; \
- \
-	if (n <= 16) { \
-		for (i = 1; i < n; i++) { \
-			TYPE x = a[i]; \
- \
-			for (j = i; j > 0 && LESS(&x, &a[j - 1]); j--) \
-				a[j] = a[j - 1]; \
-			a[j] = x; \
-		} \
-		return; \
-	} \
-	h = n / 2; \
-	NAME(a, tmp, h); \
-	NAME(a + h, tmp, n - h); \
-	if (!LESS(&a[h], &a[h - 1])) \
-		return; \
-	memcpy(tmp, a, h * sizeof(*a)); \
-	/* the left half from tmp, the right one in place: k never passes j */ \
-	for (i = 0, j = h, k = 0; i < h && j < n;) \
-		a[k++] = LESS(&a[j], &tmp[i]) ? a[j++] : tmp[i++]; \
-	while (i < h) \
-		a[k++] = tmp[i++]; \
-}
-
-JSORT_DEFINE(slice_sort, struct jslice, slice_less)
-JSORT_DEFINE(flow_sort, struct jflow, flow_less)
+/* slice_sort(), flow_sort(): common/tc-sort.h */
+TC_MSORT_DEFINE(slice_sort, struct jslice, slice_less)
+TC_MSORT_DEFINE(flow_sort, struct jflow, flow_less)
 
 /* First slice index with (unit, ts) > (unit, t) when @upper, >= otherwise. */
 static size_t
@@ -1694,6 +1659,7 @@ jfeed_thread(void *arg)
 	unsigned k;
 	long got;
 
+	tc_thread_name("json-read");
 	pthread_mutex_lock(&f->mu);
 	for (;;) {
 		while (!f->quit && f->filled - f->used >= JFEED_BUFS)

@@ -227,6 +227,7 @@ pf_ahead_thread(void *arg)
 {
 	struct pf_ahead *a = arg;
 
+	tc_thread_name("pf-decode");
 	pthread_mutex_lock(&a->mu);
 	while (!a->quit && !a->done) {
 		struct pf_batch *b;

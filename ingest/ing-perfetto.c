@@ -14,6 +14,7 @@
 #include <string.h>
 #include <jansson.h>
 #include <zlib.h>
+#include "common/tc-sort.h"
 #include "store/library.h"
 #include "ingest/ingest.h"
 #include "ingest/perfetto-int.h"
@@ -1073,15 +1074,15 @@ pf_flows(struct pf_ctx *c, const PfEvent *te, struct pf_bind *b, int64_t ts)
 	}
 }
 
-static int
-pf_cmp_op(const void *a, const void *b)
+static inline bool
+pf_op_less(const struct pf_flowop *x, const struct pf_flowop *y)
 {
-	const struct pf_flowop *x = a, *y = b;
-
 	if (x->ts != y->ts)
-		return x->ts < y->ts ? -1 : 1;
-	return (x->order > y->order) - (x->order < y->order);
+		return x->ts < y->ts;
+	return x->order < y->order;
 }
+
+TC_MSORT_DEFINE(pf_op_sort, struct pf_flowop, pf_op_less)
 
 /*
  * flow_ids: the first event with an id starts the chain, each later one adds
@@ -1093,8 +1094,12 @@ pf_flow_replay(struct pf_ctx *c)
 {
 	size_t i;
 
-	if (c->nops)
-		qsort(c->ops, c->nops, sizeof(*c->ops), pf_cmp_op);
+	if (c->nops) {
+		struct pf_flowop *tmp = tc_xmalloc((c->nops / 2 + 1) * sizeof(*tmp));
+
+		pf_op_sort(c->ops, tmp, c->nops);
+		free(tmp);
+	}
 	for (i = 0; i < c->nops; i++) {
 		const struct pf_flowop *o = &c->ops[i];
 		struct pf_map *m = o->op <= PF_OP_TERM ? &c->flows : &c->lflows;

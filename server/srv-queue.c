@@ -201,6 +201,7 @@ worker_main(void *arg)
 	struct srv_worker *w = arg;
 	struct srv *s = w->srv;
 
+	tc_thread_name("ingest");
 	for (;;) {
 		char id[ST_ID_LEN + 1];
 		struct tc_err err = { 0 };

@@ -56,6 +56,7 @@ st_chunk_thread(void *arg)
 {
 	struct st_chunk_out *o = arg;
 
+	tc_thread_name("chunk-insert");
 	pthread_mutex_lock(&o->mu);
 	for (;;) {
 		struct st_chunk_job *j;

@@ -589,6 +589,7 @@ st_fin_part_thread(void *arg)
 {
 	struct st_part_job *j = arg;
 
+	tc_thread_name("finish-part");
 	j->rc = st_fin_part(j->f, j->lo, j->hi, j->id);
 	return NULL;
 }

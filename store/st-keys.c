@@ -234,6 +234,7 @@ st_keys_thread(void *arg)
 {
 	struct st_keys *ks = arg;
 
+	tc_thread_name("run-sort");
 	pthread_mutex_lock(&ks->mu);
 	for (;;) {
 		struct st_key *keys;

@@ -542,6 +542,7 @@ st_rawjob_run(void *arg)
 {
 	struct st_rawjob *j = arg;
 
+	tc_thread_name("raw-copy");
 	j->rc = st_copy_file(j->src, j->dst, &j->err);
 	/* the digest of the bytes kept, so the name is right whatever happens to src */
 	if (!j->rc)

@@ -65,7 +65,8 @@ st_spill_thread(void *arg)
 	struct st_spill *sp = arg;
 	char *p;
 	size_t n;
-	int rc;
+
+	tc_thread_name("spill-write");	int rc;
 
 	pthread_mutex_lock(&sp->mu);
 	for (;;) {
