@@ -263,7 +263,7 @@ pf_ahead_init(struct pf_ahead **out, struct tc_input *in, const char *name)
 	a->buf = tc_xmalloc(a->cap);
 	for (int i = 0; i < PF_RING; i++) {
 		tc_buf_init(&a->ring[i].bytes);
-		tc_arena_init(&a->ring[i].arena, 64 << 10);
+		tc_arena_init(&a->ring[i].arena, 1 << 20);	/* a whole batch: no chunk freed per batch */
 	}
 	pthread_mutex_init(&a->mu, NULL);
 	pthread_cond_init(&a->cv_filled, NULL);
