@@ -80,7 +80,7 @@ long pf_frame(const char *name, struct tc_err *err, bool top, const uint8_t *p,
 	      const uint8_t *end, uint64_t off, bool at_eof, const uint8_t **pkt,
 	      size_t *pkt_len);
 
-#define PF_BATCH_ITEMS 256		/* packets per batch, at most */
+#define PF_BATCH_ITEMS 1024	/* packets per batch, at most */
 #define PF_BATCH_BYTES (256u << 10)	/* packet bytes per batch, about */
 
 /* One framed packet of a batch. */
