@@ -1016,6 +1016,39 @@ ev_prep(struct ev_vtab *vt, sqlite3_stmt **st, const char *sql)
 	return SQLITE_OK;
 }
 
+/*
+ * Copy the blob of row @id that *@st (prepared from @sql on first use)
+ * returns into *@blob (sqlite3_malloc'd, owned by the vtab; the previous
+ * one is freed) and *@len.  Return: SQLITE_OK, SQLITE_DONE when there is no
+ * such row, or an error (@what names the lookup).
+ */
+static int
+ev_fetch(struct ev_vtab *vt, sqlite3_stmt **st, const char *sql, int64_t id, uint8_t **blob,
+	 int *len, const char *what)
+{
+	int rc = ev_prep(vt, st, sql), s, n;
+
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_bind_int64(*st, 1, id);
+	s = sqlite3_step(*st);
+	if (s != SQLITE_ROW) {
+		sqlite3_reset(*st);
+		return s == SQLITE_DONE ? SQLITE_DONE : ev_err(vt, SQLITE_ERROR, what);
+	}
+	n = sqlite3_column_bytes(*st, 0);
+	sqlite3_free(*blob);
+	*blob = sqlite3_malloc(n + 1);
+	if (!*blob) {
+		sqlite3_reset(*st);
+		return SQLITE_NOMEM;
+	}
+	memcpy(*blob, sqlite3_column_blob(*st, 0), (size_t)n);
+	*len = n;
+	sqlite3_reset(*st);
+	return SQLITE_OK;
+}
+
 #define EV_FROM_INS 0xff	/* row form: an outs row, its label is in the ins */
 
 struct ev_entry {
@@ -1111,28 +1144,14 @@ ev_from_ins(struct ev_vtab *vt, const struct ev_cursor *c, size_t i, struct ev_r
 	for (size_t j = 0; j < i; j++)
 		occ += c->rows[j].dst == r->dst && c->rows[j].kind == r->kind;
 	if (block != vt->iblock) {
-		int rc = ev_prep(vt, &vt->get_ins, "SELECT ins FROM edge_blocks WHERE id = ?"), st, n;
+		int rc;
 
+		vt->iblock = -1;
+		rc = ev_fetch(vt, &vt->get_ins, "SELECT ins FROM edge_blocks WHERE id = ?", block,
+			      &vt->iblob, &vt->iblen, "lookup");
 		if (rc != SQLITE_OK)
 			return rc;
-		vt->iblock = -1;
-		sqlite3_bind_int64(vt->get_ins, 1, block);
-		st = sqlite3_step(vt->get_ins);
-		if (st != SQLITE_ROW) {
-			sqlite3_reset(vt->get_ins);
-			return st == SQLITE_DONE ? SQLITE_DONE : ev_err(vt, SQLITE_ERROR, "lookup");
-		}
-		n = sqlite3_column_bytes(vt->get_ins, 0);
-		sqlite3_free(vt->iblob);
-		vt->iblob = sqlite3_malloc(n + 1);
-		if (!vt->iblob) {
-			sqlite3_reset(vt->get_ins);
-			return SQLITE_NOMEM;
-		}
-		memcpy(vt->iblob, sqlite3_column_blob(vt->get_ins, 0), (size_t)n);
-		vt->iblen = n;
 		vt->iblock = block;
-		sqlite3_reset(vt->get_ins);
 	}
 	q = vt->iblob;
 	end = q + vt->iblen;
@@ -1284,28 +1303,14 @@ ev_label(struct ev_vtab *vt, uint32_t id, const char **s, int *len)
 
 	if (g != vt->lgroup) {
 		const uint8_t *p, *end;
-		int n, st;
+		int n;
 
 		vt->lgroup = -1;
 		vt->lcount = 0;
-		rc = ev_prep(vt, &vt->get_label, "SELECT texts FROM edge_labels WHERE id = ?");
+		rc = ev_fetch(vt, &vt->get_label, "SELECT texts FROM edge_labels WHERE id = ?", g,
+			      &vt->lblob, &n, "label");
 		if (rc != SQLITE_OK)
 			return rc;
-		sqlite3_bind_int64(vt->get_label, 1, g);
-		st = sqlite3_step(vt->get_label);
-		if (st != SQLITE_ROW) {
-			sqlite3_reset(vt->get_label);
-			return st == SQLITE_DONE ? SQLITE_DONE : ev_err(vt, SQLITE_ERROR, "label");
-		}
-		n = sqlite3_column_bytes(vt->get_label, 0);
-		sqlite3_free(vt->lblob);
-		vt->lblob = sqlite3_malloc(n + 1);
-		if (!vt->lblob) {
-			sqlite3_reset(vt->get_label);
-			return SQLITE_NOMEM;
-		}
-		memcpy(vt->lblob, sqlite3_column_blob(vt->get_label, 0), (size_t)n);
-		sqlite3_reset(vt->get_label);
 		p = vt->lblob;
 		end = p + n;
 		while (p < end && vt->lcount < ST_EDGE_LABELS) {
