@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/tc-sort.h"
 #include "deps/deps-int.h"
 #include "store/store.h"
 
@@ -74,6 +75,8 @@ struct deps_engine {
 	uint32_t nmaps;
 	struct piece *pieces;
 	size_t npieces, cpieces;
+	struct piece *ptmp;	/* sort scratch, cptmp entries */
+	size_t cptmp;
 	struct acc *accs;
 	size_t naccs, caccs;
 	struct signal *signals;
@@ -193,6 +196,7 @@ deps_engine_free(struct deps_engine *e)
 	names_free(&e->bufs);
 	names_free(&e->sems);
 	free(e->pieces);
+	free(e->ptmp);
 	free(e->accs);
 	free(e->signals);
 	free(e->waits);
@@ -630,30 +634,18 @@ piece_lt(const struct piece *x, const struct piece *y)
 	return x->lo < y->lo;
 }
 
-static int
-cmp_piece(const void *a, const void *b)
-{
-	return piece_lt(a, b) ? -1 : piece_lt(b, a) ? 1 : 0;
-}
+/* piece_sort(): common/tc-sort.h (a handful per event, so mostly its insertion sort) */
+TC_MSORT_DEFINE(piece_sort, struct piece, piece_lt)
 
-/* Sort the pieces of one event: a handful, so insertion sort unless many. */
+/* Sort the pieces of one event; e->ptmp is the merge scratch. */
 static void
-sort_pieces(struct piece *v, size_t n)
+sort_pieces(struct deps_engine *e)
 {
-	if (n > 32) {
-		qsort(v, n, sizeof(*v), cmp_piece);
-		return;
+	if (e->npieces / 2 + 1 > e->cptmp) {
+		e->cptmp = e->npieces / 2 + 1;
+		e->ptmp = tc_xrealloc(e->ptmp, e->cptmp * sizeof(*e->ptmp));
 	}
-	for (size_t i = 1; i < n; i++) {
-		struct piece x = v[i];
-		size_t j = i;
-
-		while (j > 0 && piece_lt(&x, &v[j - 1])) {
-			v[j] = v[j - 1];
-			j--;
-		}
-		v[j] = x;
-	}
+	piece_sort(e->pieces, e->ptmp, e->npieces);
 }
 
 static void
@@ -729,7 +721,7 @@ flush_pieces(struct deps_engine *e, int64_t dst)
 	size_t i = 0, j;
 	int rc = 0;
 
-	sort_pieces(e->pieces, e->npieces);
+	sort_pieces(e);
 	while (i < e->npieces && !rc) {
 		const struct piece *p = &e->pieces[i];
 
