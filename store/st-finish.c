@@ -480,7 +480,7 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 {
 	struct st_writer *w = f->w;
 	const struct st_srec *k;
-	size_t touched = 0;
+	uint64_t touched = 0, read0 = 0;
 	int rc = 0;
 
 	st_keys_merge_init(&w->keys, &f->merge, lo, hi);
@@ -492,13 +492,14 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 		int depth = 0, kind;
 
 		/* runs are read front to back; args mostly in file order */
-		touched += sizeof(*k) + rec->args_len;
-		if (touched > ST_SPILL_RSS) {
+		touched += rec->args_len;
+		if (touched + f->merge.read - read0 > ST_SPILL_RSS) {
 			/* keep the resident set bounded: the pages stay in the
 			 * page cache, only this process's mapping lets them go */
 			st_keys_drop(&w->keys);
 			st_spill_drop(&w->args);
 			touched = 0;
+			read0 = f->merge.read;
 		}
 		kind = rec->kind;
 		if (unit != f->unit) {
@@ -629,6 +630,9 @@ st_fin_events(struct st_fin *f)
 		goto out;
 	}
 	st_fin_time(f, "sort");
+	if (f->t0)
+		fprintf(stderr, "store: staged   %8.1f MB runs %8.1f MB args (%zu events)\n",
+			(double)w->keys.out.size / 1e6, (double)w->args.size / 1e6, w->keys.n);
 	/* deps/ reads the flagged events from here, not through SQL */
 	if (w->nflagged && deps_enabled()) {
 		rc = st_flagged_new(&w->flagged, w->path, w->nunits, f->err);

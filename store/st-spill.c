@@ -65,8 +65,9 @@ st_spill_thread(void *arg)
 	struct st_spill *sp = arg;
 	char *p;
 	size_t n;
+	int rc;
 
-	tc_thread_name("spill-write");	int rc;
+	tc_thread_name("spill-write");
 
 	pthread_mutex_lock(&sp->mu);
 	for (;;) {

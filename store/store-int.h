@@ -85,7 +85,7 @@ void st_spill_close(struct st_spill *sp);
 /* store/st-keys.c: events staged in runs, sorted in the background, merged. */
 #define ST_RUN_KEYS ((size_t)1 << 20)	/* events per run: 56 MiB in memory */
 
-struct st_srec {		/* a sorted run's entry: key and record, 56 bytes */
+struct st_srec {		/* a sorted run's entry, decoded: key and record */
 	struct st_key key;
 	double value;
 	uint64_t args_off;
@@ -94,12 +94,24 @@ struct st_srec {		/* a sorted run's entry: key and record, 56 bytes */
 	uint8_t pad[2];
 };
 
+struct st_seg {			/* one unit's stretch of a sorted run in the spill */
+	uint64_t off;		/* byte offset of its first entry */
+	uint32_t n;		/* entries */
+	int32_t unit;
+};
+
 struct st_keys {
 	struct st_key **runs;	/* per run being filled or waiting: keys ... */
 	struct st_rec **recs;	/* ... and records, in seq order */
 	size_t nruns, caprun, n;
 	size_t run;		/* events per run */
-	struct st_spill out;	/* the sorted runs, one after the other */
+	struct st_spill out;	/* the sorted runs, encoded, one after the other */
+	/* written by whoever emits a run (the thread, or the caller without
+	 * one), read after st_keys_sort_all(): */
+	struct st_seg *segs;	/* owned: every run's unit stretches, in run order */
+	size_t nsegs, capsegs;
+	size_t *runseg;		/* owned: run r's stretches are [runseg[r], runseg[r + 1]) */
+	size_t nemitted;
 	pthread_t thr;
 	bool thr_on, no_thr, quit;
 	pthread_mutex_t mu;
@@ -119,13 +131,22 @@ struct st_mnode {		/* a merge heap node: a run and its head's key */
 	size_t run;
 };
 
+struct st_rcur {		/* a merge's place in one run */
+	const uint8_t *p;	/* the next entry's bytes */
+	size_t left;		/* entries left in the current stretch */
+	size_t seg, seg_end;	/* the current stretch, the end of this merge's ones */
+	struct st_srec e;	/* the head: the last entry decoded */
+	uint64_t args_end;	/* end of the last args seen in the stretch */
+};
+
 struct st_merge {		/* one reader of the sorted runs */
-	size_t *pos, *end;
+	struct st_rcur *cur;	/* owned: per run */
 	struct st_mnode *heap;
 	size_t nheap;
 	struct st_key lim;	/* the smallest head below the top (valid if nheap > 1) */
+	struct st_srec out;	/* what st_keys_merge_next() returned last */
+	uint64_t read;		/* encoded bytes consumed so far */
 };
-
 
 void st_keys_init(struct st_keys *ks);
 /** st_keys_open - create the sorted-runs spill next to @base; 0 or -errno. */

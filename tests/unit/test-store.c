@@ -104,7 +104,7 @@ main(void)
 	{
 		char *p2 = tc_xasprintf("%s/big.db", dir);
 		uint64_t r = 42;
-		int u[5], i, nargs = 0, nflags = 0;
+		int u[5], i, nargs = 0, nflags = 0, nneg = 0;
 		const int n = 50000;
 
 		/* small key runs: 50 sorted runs merged at finish (store/st-keys.c) */
@@ -126,9 +126,12 @@ main(void)
 			ev.unit = u[(r >> 33) % 5];
 			ev.kind = ev.unit == u[4] ? ST_EV_COUNTER :
 				  ((r >> 40) % 4 ? ST_EV_SLICE : ST_EV_INSTANT);
-			ev.ts = (int64_t)((r >> 20) % 997) * 1000;	/* many equal ts */
+			/* many equal ts, a fifth of them before 0 */
+			ev.ts = (int64_t)((r >> 20) % 997) * 1000 - 200000;
+			nneg += ev.ts < 0;
 			ev.dur = ev.kind == ST_EV_SLICE ? (int64_t)((r >> 50) % 3) * 10 : 0;
-			ev.value = i * 0.5;
+			/* five values: a run's entry often repeats the previous one's */
+			ev.value = (double)((i * 7) % 5) - 2.5;
 			ev.name = st_intern(w, "k", 1);
 			if (i % 3 == 0) {
 				snprintf(args, sizeof(args), i % 9 == 0 ? "{\"i\":%d,\"reads\":[]}" :
@@ -169,8 +172,9 @@ main(void)
 			  " json_extract(args, '$.i') != seq"), 0, "args follow their event");
 		is_int(q1(db, "SELECT count(*) FROM events WHERE flags = 1"), nflags,
 		       "flags mark the access-set args only");
-		is_int(q1(db, "SELECT count(*) FROM events WHERE kind = 2 AND value != seq * 0.5"), 0,
-		       "counter values follow their event");
+		is_int(q1(db, "SELECT count(*) FROM events WHERE kind = 2 AND"
+			  " value != (seq * 7) % 5 - 2.5"), 0, "counter values follow their event");
+		is_int(q1(db, "SELECT count(*) FROM events WHERE ts < 0"), nneg, "ts before 0 kept");
 		is_int(q1(db, "SELECT count(*) FROM events WHERE kind != 2 AND value IS NOT NULL"), 0,
 		       "no value on slices and instants");
 		is_int(q1(db, "SELECT count(*) FROM edges"), 1999, "edges stored");
