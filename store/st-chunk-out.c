@@ -51,31 +51,18 @@ st_chunk_write(struct st_chunk_out *o, const struct st_chunk_job *j)
 	return rc;
 }
 
-static void *
-st_chunk_thread(void *arg)
+/* Insert the @nb chunks queued from o->head on; called without o->mu. */
+static int
+st_chunk_write_batch(struct st_chunk_out *o, size_t nb)
 {
-	struct st_chunk_out *o = arg;
+	int rc = 0;
 
-	tc_thread_name("chunk-insert");
-	pthread_mutex_lock(&o->mu);
-	for (;;) {
-		struct st_chunk_job *j;
-		int rc = 0;
+	pthread_mutex_lock(&o->dbmu);
+	for (size_t k = 0; k < nb; k++) {
+		struct st_chunk_job *j = &o->q[(o->head + k) % ST_CHUNK_QLEN];
 
-		while (o->n < ST_CHUNK_BATCH && !o->quit) {
-			o->idle = true;
-			pthread_cond_wait(&o->cv_have, &o->mu);
-		}
-		o->idle = false;
-		if (!o->n)
-			break;
-		j = &o->q[o->head];
-		pthread_mutex_unlock(&o->mu);
-		if (!o->rc) {	/* after a failure the rest is dropped */
-			pthread_mutex_lock(&o->dbmu);
+		if (!rc && !o->rc)	/* after a failure the rest is dropped */
 			rc = st_chunk_write(o, j);
-			pthread_mutex_unlock(&o->dbmu);
-		}
 		o->unsynced += j->cols.len + j->args.len;
 		if (o->fd >= 0 && o->unsynced >= ST_CHUNK_WRITEBACK) {
 #ifdef SYNC_FILE_RANGE_WRITE
@@ -85,13 +72,45 @@ st_chunk_thread(void *arg)
 		}
 		tc_buf_reset(&j->cols);
 		tc_buf_reset(&j->args);
+	}
+	pthread_mutex_unlock(&o->dbmu);
+	return rc;
+}
+
+/*
+ * Woken when ST_CHUNK_BATCH chunks wait, the thread inserts every chunk
+ * queued at that moment before it sleeps again (writers fill the other
+ * slots meanwhile): taking one chunk per wake-up kept the queue at the
+ * threshold and woke the thread for every chunk.
+ */
+static void *
+st_chunk_thread(void *arg)
+{
+	struct st_chunk_out *o = arg;
+
+	tc_thread_name("chunk-insert");
+	pthread_mutex_lock(&o->mu);
+	for (;;) {
+		size_t nb;
+		int rc;
+
+		while (o->n < ST_CHUNK_BATCH && !o->quit) {
+			o->idle = true;
+			pthread_cond_wait(&o->cv_have, &o->mu);
+		}
+		o->idle = false;
+		if (!o->n)
+			break;
+		nb = o->n;
+		pthread_mutex_unlock(&o->mu);
+		rc = st_chunk_write_batch(o, nb);
 		pthread_mutex_lock(&o->mu);
 		if (rc && !o->rc)
 			o->rc = rc;
-		o->head = (o->head + 1) % ST_CHUNK_QLEN;
-		o->n--;
+		o->head = (o->head + nb) % ST_CHUNK_QLEN;
+		o->n -= nb;
 		if (o->nwait)
-			pthread_cond_signal(&o->cv_free);
+			pthread_cond_broadcast(&o->cv_free);
 	}
 	pthread_mutex_unlock(&o->mu);
 	return NULL;
