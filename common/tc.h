@@ -158,6 +158,12 @@ int tc_hexval(int c);
 
 /** tc_sha256_file - hex sha256 (65 bytes with NUL) of a file; 0 or -errno. */
 int tc_sha256_file(const char *path, char hex[65], struct tc_err *err);
+/**
+ * tc_copy_file - copy @src into a new file @dst, fsync'ed (common/tc-copy.c).
+ * @hex: when not NULL, receives the hex sha256 of the bytes written.
+ * Return: 0, or -errno with @err set and @dst removed.
+ */
+int tc_copy_file(const char *src, const char *dst, char hex[65], struct tc_err *err);
 
 /** tc_parse_i64 / tc_parse_u64 - whole-string decimal parse; 0 or -EINVAL/-ERANGE. */
 int tc_parse_i64(const char *s, int64_t *out);

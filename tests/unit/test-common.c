@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* tests/unit/test-common.c - common/: buffers, arenas, gzip input, parsing. */
+/* tests/unit/test-common.c - common/: buffers, arenas, gzip input, parsing, copies. */
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 #include "common/tc.h"
 #include "tests/tap.h"
@@ -30,6 +33,104 @@ read_all(struct tc_input *in, char *buf, size_t cap, struct tc_err *err)
 	while ((n = tc_input_read(in, buf + got, TC_MIN((size_t)7, cap - got), err)) > 0)
 		got += (size_t)n;
 	return n < 0 ? n : (long)got;
+}
+
+/* A file of @n pseudo-random bytes at @path; its bytes in *@out (malloc'd). */
+static int
+write_file(const char *path, size_t n, unsigned char **out)
+{
+	unsigned char *b = tc_xmalloc(n ? n : 1);
+	uint64_t r = n + 1;
+	FILE *f = fopen(path, "wb");
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+		b[i] = (unsigned char)(r >> 56);
+	}
+	if (!f || fwrite(b, 1, n, f) != n || fclose(f)) {
+		free(b);
+		return -1;
+	}
+	*out = b;
+	return 0;
+}
+
+/* Whether @path holds exactly @n bytes equal to @want. */
+static bool
+file_is(const char *path, const unsigned char *want, size_t n)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *b = tc_xmalloc(n + 1);
+	size_t got = f ? fread(b, 1, n + 1, f) : 0;
+	bool same = f && got == n && !memcmp(b, want, n);
+
+	if (f)
+		fclose(f);
+	free(b);
+	return same;
+}
+
+/*
+ * tc_copy_file(): sizes around its 4 MiB buffer and the 4 KiB blocks it
+ * writes with O_DIRECT (an unaligned tail goes through the page cache), the
+ * digest against tc_sha256_file(), and the errors.
+ */
+static void
+test_copy(void)
+{
+	static const size_t sizes[] = { 0, 1, 4096, 4097, (size_t)4 << 20,
+					((size_t)8 << 20) + 12345 };
+	const char *tmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char *dir = tc_xasprintf("%s/nx-copy-XXXXXX", tmp), *src, *dst, want[65], hex[65];
+	struct tc_err err = { 0 };
+
+	if (!mkdtemp(dir)) {
+		ok(0, "temporary directory: %s", strerror(errno));
+		free(dir);
+		return;
+	}
+	src = tc_xasprintf("%s/src", dir);
+	dst = tc_xasprintf("%s/dst", dir);
+	for (size_t i = 0; i < TC_ARRAY_SIZE(sizes); i++) {
+		unsigned char *b = NULL;
+
+		if (write_file(src, sizes[i], &b) < 0) {
+			ok(0, "write %zu bytes", sizes[i]);
+			continue;
+		}
+		hex[0] = 0;
+		ok(tc_copy_file(src, dst, hex, &err) == 0, "copy of %zu bytes: %s", sizes[i],
+		   err.msg);
+		ok(file_is(dst, b, sizes[i]), "the copy of %zu bytes has the same bytes", sizes[i]);
+		ok(tc_sha256_file(src, want, &err) == 0 && !strcmp(hex, want),
+		   "its digest is the source's (%zu bytes)", sizes[i]);
+		ok(tc_copy_file(src, dst, NULL, &err) == 0 && file_is(dst, b, sizes[i]),
+		   "a copy without digest over the previous one (%zu bytes)", sizes[i]);
+		free(b);
+	}
+	unlink(src);
+	unlink(dst);
+	tc_err_clear(&err);
+	ok(tc_copy_file(src, dst, hex, &err) == -ENOENT && strstr(err.msg, "/src: "),
+	   "a missing source is an error naming it: %s", err.msg);
+	ok(access(dst, F_OK) != 0, "and leaves no copy");
+	free(dst);
+	dst = tc_xasprintf("%s/no/such/dir", dir);
+	{
+		unsigned char *b = NULL;
+
+		if (write_file(src, 10, &b) == 0)
+			free(b);
+	}
+	tc_err_clear(&err);
+	ok(tc_copy_file(src, dst, hex, &err) == -ENOENT && strstr(err.msg, "/no/such/dir: "),
+	   "an impossible destination is an error naming it: %s", err.msg);
+	unlink(src);
+	rmdir(dir);
+	free(src);
+	free(dst);
+	free(dir);
 }
 
 int
@@ -120,5 +221,6 @@ main(void)
 	tc_err_set(&err, -EIO, "second");
 	is_str(err.msg, "first 1", "first error wins");
 	is_int(err.code, -EINVAL, "first code wins");
+	test_copy();
 	return tap_done();
 }
