@@ -45,40 +45,14 @@ tc_copy_fill(int fd, unsigned char *buf, size_t n)
 	return (ssize_t)got;
 }
 
-/*
- * Write @n bytes; *@direct says whether @fd has O_DIRECT, which is dropped
- * (for this write and the rest) when the bytes are not whole blocks or the
- * file system refuses them.  0 or -errno.
- */
+/* Write through the page cache from now on: 0 or -errno. */
 static int
-tc_copy_put(int fd, const unsigned char *p, size_t n, bool *direct)
+tc_copy_buffered(int fd)
 {
-	while (n > 0) {
-		ssize_t k;
+	int fl = fcntl(fd, F_GETFL);
 
-		if (*direct && (n % TC_COPY_ALIGN || (uintptr_t)p % TC_COPY_ALIGN)) {
-			int fl = fcntl(fd, F_GETFL);
-
-			if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_DIRECT) < 0)
-				return -errno;
-			*direct = false;
-		}
-		k = write(fd, p, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0 && errno == EINVAL && *direct) {
-			int fl = fcntl(fd, F_GETFL);
-
-			if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_DIRECT) < 0)
-				return -errno;
-			*direct = false;
-			continue;
-		}
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		p += k;
-		n -= (size_t)k;
-	}
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_DIRECT) < 0)
+		return -errno;
 	return 0;
 }
 
@@ -90,6 +64,7 @@ tc_copy_file(const char *src, const char *dst, char hex[65], struct tc_err *err)
 	EVP_MD_CTX *ctx = NULL;
 	int in = -1, out = -1, rc = 0;
 	bool direct = true;
+	uint64_t done = 0;	/* bytes written before the buffer in hand */
 	ssize_t n;
 
 	in = open(src, O_RDONLY | O_CLOEXEC);
@@ -121,7 +96,23 @@ tc_copy_file(const char *src, const char *dst, char hex[65], struct tc_err *err)
 	while ((n = tc_copy_fill(in, buf, TC_COPY_BUF)) > 0) {
 		if (ctx)
 			EVP_DigestUpdate(ctx, buf, (size_t)n);
-		rc = tc_copy_put(out, buf, (size_t)n, &direct);
+		if (direct && n % TC_COPY_ALIGN) {	/* the tail: not whole blocks */
+			rc = tc_copy_buffered(out);
+			direct = false;
+		}
+		if (!rc)
+			rc = tc_write_all(out, buf, (size_t)n);
+		if (rc == -EINVAL && direct) {
+			/* opened with O_DIRECT, yet refused: again, buffered,
+			 * from where this buffer starts */
+			direct = false;
+			rc = tc_copy_buffered(out);
+			if (!rc && lseek(out, (off_t)done, SEEK_SET) < 0)
+				rc = -errno;
+			if (!rc)
+				rc = tc_write_all(out, buf, (size_t)n);
+		}
+		done += (uint64_t)n;
 		if (rc < 0) {
 			rc = tc_err_set(err, rc, "%s: %s", dst, strerror(-rc));
 			goto out;

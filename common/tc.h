@@ -153,6 +153,9 @@ int tc_fsync_file(const char *path);
  */
 void tc_thread_name(const char *what);
 
+/** tc_write_all - write all @n bytes of @buf to @fd (retrying short writes); 0 or -errno. */
+int tc_write_all(int fd, const void *buf, size_t n);
+
 /** tc_hexval - value of hex digit @c, -1 when @c is not one. */
 int tc_hexval(int c);
 

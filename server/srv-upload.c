@@ -192,7 +192,7 @@ check_bytes(struct srv_upload *u, const unsigned char *p, size_t n)
 static void
 up_write(struct srv_upload *u, const char *data, size_t n)
 {
-	size_t off = 0;
+	int rc;
 
 	if (u->fail_status || !n)
 		return;
@@ -201,17 +201,11 @@ up_write(struct srv_upload *u, const char *data, size_t n)
 			"(--max-upload)", (unsigned long long)u->srv->opts.max_upload);
 		return;
 	}
-	while (off < n) {
-		ssize_t w = write(u->fd, data + off, n - off);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			up_fail(u, errno == ENOSPC ? 507 : 500, errno == ENOSPC ? "no_space" :
-				"internal", "cannot write the upload: %s", strerror(errno));
-			return;
-		}
-		off += (size_t)w;
+	rc = tc_write_all(u->fd, data, n);
+	if (rc < 0) {
+		up_fail(u, rc == -ENOSPC ? 507 : 500, rc == -ENOSPC ? "no_space" : "internal",
+			"cannot write the upload: %s", strerror(-rc));
+		return;
 	}
 	EVP_DigestUpdate(u->md, data, n);
 	u->bytes += n;

@@ -42,23 +42,6 @@ out:
 	return rc;
 }
 
-static int
-st_spill_write_all(int fd, const char *p, size_t n)
-{
-	size_t off = 0;
-
-	while (off < n) {
-		ssize_t k = write(fd, p + off, n - off);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return k < 0 ? -errno : -EIO;
-		off += (size_t)k;
-	}
-	return 0;
-}
-
 static void *
 st_spill_thread(void *arg)
 {
@@ -78,7 +61,7 @@ st_spill_thread(void *arg)
 		p = sp->pend;
 		n = sp->pendn;
 		pthread_mutex_unlock(&sp->mu);
-		rc = sp->werr ? 0 : st_spill_write_all(sp->fd, p, n);
+		rc = sp->werr ? 0 : tc_write_all(sp->fd, p, n);
 		pthread_mutex_lock(&sp->mu);
 		if (rc < 0 && !sp->werr)
 			sp->werr = rc;
@@ -139,7 +122,7 @@ st_spill_flush_async(struct st_spill *sp)
 		}
 	}
 	if (!sp->thr_on) {
-		rc = st_spill_write_all(sp->fd, sp->buf, sp->n);
+		rc = tc_write_all(sp->fd, sp->buf, sp->n);
 		sp->n = 0;
 		return rc;
 	}
@@ -192,7 +175,7 @@ st_spill_map(struct st_spill *sp)
 	st_spill_stop(sp);
 	if (rc < 0)
 		return rc;
-	rc = st_spill_write_all(sp->fd, sp->buf, sp->n);
+	rc = tc_write_all(sp->fd, sp->buf, sp->n);
 	sp->n = 0;
 	if (rc < 0)
 		return rc;
