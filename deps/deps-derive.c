@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "deps/deps.h"
 #include "deps/deps-int.h"
 
@@ -292,6 +293,27 @@ deps_enabled(void)
 	return !s || strcmp(s, "1");
 }
 
+/*
+ * Worker threads for the interval maps: NX_DEPS_THREADS=N, else the online
+ * CPUs, at most 8.  1: everything on the finishing thread.
+ */
+static int
+deps_threads(void)
+{
+	const char *s = getenv("NX_DEPS_THREADS");
+	long n;
+
+	if (s && *s) {
+		char *end;
+
+		n = strtol(s, &end, 10);
+		if (!*end && n >= 1)
+			return (int)TC_MIN(n, 8L);
+	}
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return (int)TC_MAX(1L, TC_MIN(n, 8L));
+}
+
 int
 deps_derive(struct st_writer *w, struct st_stats *stats, struct tc_err *err)
 {
@@ -308,6 +330,8 @@ deps_derive(struct st_writer *w, struct st_stats *stats, struct tc_err *err)
 	}
 	e = deps_engine_new(on_edge, on_bad, &d);
 	deps_engine_set_parts(e, on_parts);
+	/* this thread scans the args and reports the edges; on failure it does all */
+	deps_engine_set_threads(e, deps_threads() - 1);
 	rc = derive_merged(e, w);
 	if (!rc)
 		rc = deps_engine_finish(e);

@@ -8,6 +8,7 @@
  * and labelled with the bytes or the semaphore condition that caused them.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/tc-sort.h"
@@ -91,7 +92,11 @@ struct deps_engine {
 	struct label label;
 	struct scan sc;
 	struct tc_buf ops;	/* an operands string, NUL-terminated */
+	struct deps_par *par;	/* NULL: the interval maps are run here, event by event */
 };
+
+static void par_free(struct deps_par *p);
+static size_t par_live(const struct deps_par *p);
 
 #define GROW(arr, n, cap) do { \
 	if ((n) == (cap)) { \
@@ -190,6 +195,7 @@ deps_engine_free(struct deps_engine *e)
 {
 	if (!e)
 		return;
+	par_free(e->par);
 	for (uint32_t i = 0; i < e->nmaps; i++)
 		deps_imap_free(e->maps[i]);
 	free(e->maps);
@@ -212,7 +218,7 @@ deps_engine_live(const struct deps_engine *e)
 
 	for (uint32_t i = 0; i < e->nmaps; i++)
 		n += deps_imap_count(e->maps[i]);
-	return n;
+	return n + par_live(e->par);
 }
 
 static void
@@ -637,15 +643,15 @@ piece_lt(const struct piece *x, const struct piece *y)
 /* piece_sort(): common/tc-sort.h (a handful per event, so mostly its insertion sort) */
 TC_MSORT_DEFINE(piece_sort, struct piece, piece_lt)
 
-/* Sort the pieces of one event; e->ptmp is the merge scratch. */
+/* Sort the @n pieces of one event at @v; *@tmp (*@ctmp entries) is the merge scratch. */
 static void
-sort_pieces(struct deps_engine *e)
+sort_pieces(struct piece *v, size_t n, struct piece **tmp, size_t *ctmp)
 {
-	if (e->npieces / 2 + 1 > e->cptmp) {
-		e->cptmp = e->npieces / 2 + 1;
-		e->ptmp = tc_xrealloc(e->ptmp, e->cptmp * sizeof(*e->ptmp));
+	if (n / 2 + 1 > *ctmp) {
+		*ctmp = n / 2 + 1;
+		*tmp = tc_xrealloc(*tmp, *ctmp * sizeof(**tmp));
 	}
-	piece_sort(e->pieces, e->ptmp, e->npieces);
+	piece_sort(v, *tmp, n);
 }
 
 static void
@@ -714,27 +720,28 @@ label_run(struct label *l, const char *buf, uint64_t lo, uint64_t hi)
 	label_add(l, s, (size_t)(p - s));
 }
 
-/* Group the pieces by (source, kind) and report one edge each. */
+/*
+ * Group the @n pieces @pv of event @dst, sorted by (source, kind, buffer,
+ * start), by (source, kind) and report one edge each.
+ */
 static int
-flush_pieces(struct deps_engine *e, int64_t dst)
+flush_pieces(struct deps_engine *e, int64_t dst, const struct piece *pv, size_t n)
 {
 	size_t i = 0, j;
 	int rc = 0;
 
-	sort_pieces(e);
-	while (i < e->npieces && !rc) {
-		const struct piece *p = &e->pieces[i];
+	while (i < n && !rc) {
+		const struct piece *p = &pv[i];
 
 		/* one contiguous run of one buffer: the label in parts */
 		if (e->parts && p->hi != DEPS_WHOLE) {
 			uint64_t hi = p->hi;
 
-			for (j = i + 1; j < e->npieces && e->pieces[j].src == p->src &&
-			     e->pieces[j].kind == p->kind && e->pieces[j].buf == p->buf &&
-			     e->pieces[j].lo <= hi && e->pieces[j].hi != DEPS_WHOLE; j++)
-				hi = TC_MAX(hi, e->pieces[j].hi);
-			if ((j == e->npieces || e->pieces[j].src != p->src ||
-			     e->pieces[j].kind != p->kind) && e->bufs.lens[p->buf] <= LABEL_SHORT) {
+			for (j = i + 1; j < n && pv[j].src == p->src && pv[j].kind == p->kind &&
+			     pv[j].buf == p->buf && pv[j].lo <= hi && pv[j].hi != DEPS_WHOLE; j++)
+				hi = TC_MAX(hi, pv[j].hi);
+			if ((j == n || pv[j].src != p->src || pv[j].kind != p->kind) &&
+			    e->bufs.lens[p->buf] <= LABEL_SHORT) {
 				struct deps_label l = { DEPS_LABEL_BYTES, p->buf, e->bufs.v[p->buf],
 							e->bufs.lens[p->buf], p->lo, hi };
 
@@ -744,23 +751,386 @@ flush_pieces(struct deps_engine *e, int64_t dst)
 			}
 		}
 		label_reset(&e->label);
-		for (j = i; j < e->npieces && e->pieces[j].src == e->pieces[i].src &&
-		     e->pieces[j].kind == e->pieces[i].kind;) {
-			uint32_t buf = e->pieces[j].buf;
-			uint64_t lo = e->pieces[j].lo, hi = e->pieces[j].hi;
+		for (j = i; j < n && pv[j].src == pv[i].src && pv[j].kind == pv[i].kind;) {
+			uint32_t buf = pv[j].buf;
+			uint64_t lo = pv[j].lo, hi = pv[j].hi;
 
 			/* one label item per contiguous run of bytes */
-			for (; j < e->npieces && e->pieces[j].src == e->pieces[i].src &&
-			     e->pieces[j].kind == e->pieces[i].kind && e->pieces[j].buf == buf &&
-			     e->pieces[j].lo <= hi; j++)
-				hi = TC_MAX(hi, e->pieces[j].hi);
+			for (; j < n && pv[j].src == pv[i].src && pv[j].kind == pv[i].kind &&
+			     pv[j].buf == buf && pv[j].lo <= hi; j++)
+				hi = TC_MAX(hi, pv[j].hi);
 			label_run(&e->label, e->bufs.v[buf], lo, hi);
 		}
-		rc = e->edge(e->ctx, e->pieces[i].src, dst, e->pieces[i].kind, e->label.s,
-			     e->label.len);
+		rc = e->edge(e->ctx, pv[i].src, dst, pv[i].kind, e->label.s, e->label.len);
 		i = j;
 	}
-	e->npieces = 0;
+	return rc;
+}
+
+/*
+ * ---- the interval maps split across threads (deps_engine_set_threads()) ----
+ *
+ * The rules of one buffer depend only on the accesses to that buffer, so
+ * each worker owns the maps of the buffers whose id is k modulo the number
+ * of workers.  The engine's thread scans the args (buffer ids are given in
+ * first-seen order, as with one thread) and hands the accesses over in
+ * batches of events in processing order; every worker goes through every
+ * batch, applies the accesses to its buffers (an event's reads, then its
+ * writes) and sorts each event's pieces.  The engine's thread then merges
+ * the workers' sorted pieces of each event (a piece's buffer decides its
+ * worker, so no two workers have equal keys and the merge is the sort one
+ * thread does) and reports the edges in processing order, exactly as one
+ * thread does: the store sees the same edges in the same order.
+ */
+#define PAR_MAX 8		/* workers at most */
+#define PAR_RING 4		/* batches in flight */
+#define PAR_BATCH 2048		/* events per batch */
+
+struct par_out {		/* one worker's pieces of one batch */
+	struct piece *p;	/* sorted per event */
+	size_t n, cap;
+	uint32_t *first;	/* event i's: p[first[i] .. first[i + 1]) */
+	size_t cfirst;
+};
+
+struct par_batch {		/* events with accesses, in processing order */
+	uint32_t *eid;
+	uint32_t *first;	/* event i's accesses: acc[first[i] .. first[i + 1]) */
+	size_t nev, cev;
+	struct acc *acc;
+	size_t nacc, cacc;
+	struct par_out out[PAR_MAX];	/* written by worker k, read after it is done */
+};
+
+struct par_worker {
+	struct deps_par *par;
+	int k;
+	pthread_t th;
+	struct deps_imap **maps;	/* buffer b (b % n == k) at b / n */
+	uint32_t nmaps;
+	uint32_t cur_buf;
+	struct par_out *out;	/* being filled */
+	struct piece *ptmp;	/* sort scratch */
+	size_t cptmp;
+	uint64_t done;		/* batches done (under mu) */
+};
+
+struct deps_par {
+	int n;			/* workers started */
+	struct par_worker w[PAR_MAX];
+	struct par_batch ring[PAR_RING];	/* batch b in ring[b % PAR_RING] */
+	uint64_t published;	/* batches handed over (under mu) */
+	uint64_t combined;	/* batches reported (the engine's thread only) */
+	bool quit;		/* under mu */
+	pthread_mutex_t mu;
+	pthread_cond_t cv_work, cv_done;
+};
+
+static void
+par_emit(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
+{
+	struct par_worker *w = ctx;
+	struct par_out *o = w->out;
+
+	GROW(o->p, o->n, o->cap);
+	o->p[o->n].src = src;
+	o->p[o->n].kind = kind;
+	o->p[o->n].buf = w->cur_buf;
+	o->p[o->n].lo = lo;
+	o->p[o->n].hi = hi;
+	o->n++;
+}
+
+/* Worker @w's part of batch @b: the accesses to its buffers, each event's pieces sorted. */
+static void
+par_run(struct par_worker *w, struct par_batch *b)
+{
+	uint32_t n = (uint32_t)w->par->n, k = (uint32_t)w->k;
+	struct par_out *o = &b->out[k];
+
+	w->out = o;
+	o->n = 0;
+	if (b->nev + 1 > o->cfirst) {
+		o->cfirst = b->nev + 1;
+		o->first = tc_xrealloc(o->first, o->cfirst * sizeof(*o->first));
+	}
+	o->first[0] = 0;
+	for (size_t i = 0; i < b->nev; i++) {
+		size_t start = o->n;
+
+		for (int pass = 0; pass < 2; pass++)
+			for (uint32_t j = b->first[i]; j < b->first[i + 1]; j++) {
+				const struct acc *a = &b->acc[j];
+				uint32_t m = a->buf / n;
+
+				if (a->buf - m * n != k || a->write != (pass == 1))
+					continue;
+				while (m >= w->nmaps) {
+					w->maps = tc_xrealloc(w->maps, (w->nmaps + 1) * sizeof(*w->maps));
+					w->maps[w->nmaps++] = deps_imap_new();
+				}
+				w->cur_buf = a->buf;
+				deps_imap_access(w->maps[m], a->lo, a->hi, a->write, b->eid[i], par_emit,
+						 w);
+			}
+		if (o->n - start > 1)
+			sort_pieces(o->p + start, o->n - start, &w->ptmp, &w->cptmp);
+		o->first[i + 1] = (uint32_t)o->n;
+	}
+}
+
+static void *
+par_main(void *arg)
+{
+	struct par_worker *w = arg;
+	struct deps_par *p = w->par;
+	char name[16];
+
+	snprintf(name, sizeof(name), "deps-%d", w->k);
+	tc_thread_name(name);
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		struct par_batch *b;
+
+		while (w->done == p->published && !p->quit)
+			pthread_cond_wait(&p->cv_work, &p->mu);
+		if (p->quit)
+			break;
+		b = &p->ring[w->done % PAR_RING];
+		pthread_mutex_unlock(&p->mu);
+		par_run(w, b);
+		pthread_mutex_lock(&p->mu);
+		w->done++;
+		pthread_cond_signal(&p->cv_done);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* Whether every worker is done with batch @c (under mu). */
+static bool
+par_ready(const struct deps_par *p, uint64_t c)
+{
+	for (int k = 0; k < p->n; k++)
+		if (p->w[k].done <= c)
+			return false;
+	return true;
+}
+
+/*
+ * Report the edges of batch @b, which every worker is done with: per event,
+ * the workers' sorted pieces merged.  Empties @b.
+ */
+static int
+par_combine(struct deps_engine *e, struct par_batch *b)
+{
+	struct deps_par *p = e->par;
+	int rc = 0;
+
+	for (size_t i = 0; i < b->nev && !rc; i++) {
+		const struct piece *one = NULL, *at[PAR_MAX], *end[PAR_MAX];
+		size_t total = 0;
+		int lists = 0;
+
+		for (int k = 0; k < p->n; k++) {
+			const struct par_out *o = &b->out[k];
+
+			if (o->first[i + 1] == o->first[i])
+				continue;
+			at[lists] = one = o->p + o->first[i];
+			end[lists] = o->p + o->first[i + 1];
+			total += (size_t)(end[lists] - at[lists]);
+			lists++;
+		}
+		if (lists == 1) {
+			rc = flush_pieces(e, b->eid[i], one, total);
+			continue;
+		}
+		if (!lists)
+			continue;
+		if (total > e->cpieces) {
+			e->cpieces = TC_MAX(total, 2 * e->cpieces);
+			e->pieces = tc_xrealloc(e->pieces, e->cpieces * sizeof(*e->pieces));
+		}
+		for (size_t q = 0; q < total; q++) {
+			int best = 0;
+
+			for (int l = 1; l < lists; l++)
+				if (piece_lt(at[l], at[best]))
+					best = l;
+			e->pieces[q] = *at[best]++;
+			if (at[best] == end[best]) {
+				at[best] = at[--lists];
+				end[best] = end[lists];
+			}
+		}
+		rc = flush_pieces(e, b->eid[i], e->pieces, total);
+	}
+	b->nev = b->nacc = 0;
+	return rc;
+}
+
+/* Report the batches before @upto that are done; with @wait, all of them. */
+static int
+par_drain(struct deps_engine *e, uint64_t upto, bool wait)
+{
+	struct deps_par *p = e->par;
+	int rc = 0;
+
+	while (p->combined < upto && !rc) {
+		pthread_mutex_lock(&p->mu);
+		while (!par_ready(p, p->combined) && wait)
+			pthread_cond_wait(&p->cv_done, &p->mu);
+		if (!par_ready(p, p->combined)) {
+			pthread_mutex_unlock(&p->mu);
+			break;
+		}
+		pthread_mutex_unlock(&p->mu);
+		rc = par_combine(e, &p->ring[p->combined % PAR_RING]);
+		p->combined++;
+	}
+	return rc;
+}
+
+/* Hand the batch being filled to the workers; report what is done; free the next slot. */
+static int
+par_publish(struct deps_engine *e)
+{
+	struct deps_par *p = e->par;
+	int rc;
+
+	pthread_mutex_lock(&p->mu);
+	p->published++;
+	pthread_cond_broadcast(&p->cv_work);
+	pthread_mutex_unlock(&p->mu);
+	rc = par_drain(e, p->published, false);
+	if (!rc && p->published - p->combined >= PAR_RING)
+		rc = par_drain(e, p->published - PAR_RING + 1, true);
+	return rc;
+}
+
+/* Queue event @eid's accesses (e->accs) into the batch being filled. */
+static int
+par_add(struct deps_engine *e, int64_t eid)
+{
+	struct deps_par *p = e->par;
+	struct par_batch *b = &p->ring[p->published % PAR_RING];
+
+	if (b->nev + 1 >= b->cev) {
+		b->cev = b->cev ? 2 * b->cev : PAR_BATCH + 1;
+		b->eid = tc_xrealloc(b->eid, b->cev * sizeof(*b->eid));
+		b->first = tc_xrealloc(b->first, b->cev * sizeof(*b->first));
+	}
+	if (b->nacc + e->naccs > b->cacc) {
+		b->cacc = TC_MAX(b->nacc + e->naccs, 2 * b->cacc);
+		b->acc = tc_xrealloc(b->acc, b->cacc * sizeof(*b->acc));
+	}
+	if (!b->nev)
+		b->first[0] = 0;
+	memcpy(b->acc + b->nacc, e->accs, e->naccs * sizeof(*e->accs));
+	b->nacc += e->naccs;
+	b->eid[b->nev++] = (uint32_t)eid;
+	b->first[b->nev] = (uint32_t)b->nacc;
+	return b->nev >= PAR_BATCH ? par_publish(e) : 0;
+}
+
+/* Hand over the last batch and report every edge of the queued events. */
+static int
+par_flush(struct deps_engine *e)
+{
+	struct deps_par *p = e->par;
+	int rc = 0;
+
+	if (p->ring[p->published % PAR_RING].nev)
+		rc = par_publish(e);
+	if (!rc)
+		rc = par_drain(e, p->published, true);
+	return rc;
+}
+
+/* Stop the workers and free everything (@p->n workers were started). */
+static void
+par_free(struct deps_par *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->quit = true;
+	pthread_cond_broadcast(&p->cv_work);
+	pthread_mutex_unlock(&p->mu);
+	for (int k = 0; k < p->n; k++) {
+		struct par_worker *w = &p->w[k];
+
+		pthread_join(w->th, NULL);
+		for (uint32_t i = 0; i < w->nmaps; i++)
+			deps_imap_free(w->maps[i]);
+		free(w->maps);
+		free(w->ptmp);
+	}
+	for (int r = 0; r < PAR_RING; r++) {
+		struct par_batch *b = &p->ring[r];
+
+		free(b->eid);
+		free(b->first);
+		free(b->acc);
+		for (int k = 0; k < PAR_MAX; k++) {
+			free(b->out[k].p);
+			free(b->out[k].first);
+		}
+	}
+	pthread_cond_destroy(&p->cv_work);
+	pthread_cond_destroy(&p->cv_done);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+/* The live intervals of the workers' maps (they are idle). */
+static size_t
+par_live(const struct deps_par *p)
+{
+	size_t n = 0;
+
+	for (int k = 0; p && k < p->n; k++)
+		for (uint32_t i = 0; i < p->w[k].nmaps; i++)
+			n += deps_imap_count(p->w[k].maps[i]);
+	return n;
+}
+
+int
+deps_engine_set_threads(struct deps_engine *e, int n)
+{
+	struct deps_par *p;
+	int rc = 0;
+
+	if (e->par || e->nevents)
+		return -EBUSY;
+	if (n < 1)
+		return 0;
+	p = tc_xcalloc(1, sizeof(*p));
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv_work, NULL);
+	pthread_cond_init(&p->cv_done, NULL);
+	n = TC_MIN(n, PAR_MAX);
+	/* the workers read p->n only after pthread_create(): set it first */
+	p->n = n;
+	for (int k = 0; k < n; k++) {
+		p->w[k].par = p;
+		p->w[k].k = k;
+	}
+	for (int k = 0; k < n; k++) {
+		int err = pthread_create(&p->w[k].th, NULL, par_main, &p->w[k]);
+
+		if (err) {	/* stop those started: the engine stays on one thread */
+			rc = -err;
+			pthread_mutex_lock(&p->mu);
+			p->n = k;
+			pthread_mutex_unlock(&p->mu);
+			par_free(p);
+			goto out;
+		}
+	}
+	e->par = p;
+out:
 	return rc;
 }
 
@@ -783,6 +1153,12 @@ deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, c
 	e->cur_end = ts + (dur > 0 ? dur : 0);
 	if (scan_args(e, args, args_len))
 		e->naccs = 0;	/* not a JSON object: no access sets (the reader checked it) */
+	if (e->par) {
+		rc = e->naccs ? par_add(e, eid) : 0;
+		if (rc)
+			e->rc = rc;
+		return rc;
+	}
 
 	/* All reads see the state before this event; then its writes. */
 	for (int pass = 0; pass < 2; pass++)
@@ -798,7 +1174,10 @@ deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, c
 			e->cur_buf = a->buf;
 			deps_imap_access(e->maps[a->buf], a->lo, a->hi, a->write, eid, emit_piece, e);
 		}
-	rc = flush_pieces(e, eid);
+	if (e->npieces > 1)
+		sort_pieces(e->pieces, e->npieces, &e->ptmp, &e->cptmp);
+	rc = flush_pieces(e, eid, e->pieces, e->npieces);
+	e->npieces = 0;
 	if (rc)
 		e->rc = rc;
 	return rc;
@@ -914,6 +1293,10 @@ deps_engine_finish(struct deps_engine *e)
 	size_t *off = NULL, *cnt = NULL, i, j;
 	int rc = e->rc;
 
+	if (!rc && e->par) {
+		rc = par_flush(e);
+		e->rc = rc;
+	}
 	if (rc || !e->nwaits)
 		return rc;
 	if (e->nsignals > 1)

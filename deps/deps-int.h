@@ -150,12 +150,28 @@ void deps_engine_free(struct deps_engine *e);
 void deps_engine_set_parts(struct deps_engine *e, deps_parts_fn fn);
 
 /**
+ * deps_engine_set_threads - run the interval maps on @n worker threads
+ * (named nx-deps-K; at most 8), each owning the buffers whose id is K modulo
+ * @n, while the calling thread scans the args and reports the edges.  The
+ * edges, their labels and the order in which the callbacks get them are
+ * the same as with one thread, but the flow/anti/output edges of an event
+ * are reported later, by a later deps_engine_event() or at
+ * deps_engine_finish(); the callbacks still run on the calling thread.
+ * Call before the first event; @n <= 1 keeps everything on the calling
+ * thread.  The workers stop in deps_engine_free().
+ * Return: 0, -EBUSY (events came already), or -errno when a thread could
+ * not be started (the engine then stays on one thread).
+ */
+int deps_engine_set_threads(struct deps_engine *e, int n);
+
+/**
  * deps_engine_event - process one event (@eid 1 .. UINT32_MAX, as the store
  * numbers them); events must arrive ordered by (ts, ts + dur, file order).  @args is the event's JSON args object text
  * (reads, writes, signals, waits, operands), @args_len bytes (no NUL
  * needed), or NULL.  Only the top-level keys named above are decoded; no
  * JSON value is built.  Flow/anti/output edges into @eid are reported
- * before this returns; semaphore edges at finish.
+ * before this returns (with worker threads, in a later call); semaphore
+ * edges at finish.
  * Return: 0, -ERANGE for an id out of range (the event is ignored), or the
  * first negative value an edge callback returned.
  */
@@ -163,12 +179,16 @@ int deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t du
 		      const char *args, size_t args_len);
 
 /**
- * deps_engine_finish - resolve semaphore waits against signals counted in
+ * deps_engine_finish - report the flow/anti/output edges still queued for
+ * worker threads, then resolve semaphore waits against signals counted in
  * completion order and report the order edges.  Return: as above.
  */
 int deps_engine_finish(struct deps_engine *e);
 
-/** deps_engine_live - live intervals over all buffers (memory bound check). */
+/**
+ * deps_engine_live - live intervals over all buffers (memory bound check);
+ * with worker threads, only after deps_engine_finish().
+ */
 size_t deps_engine_live(const struct deps_engine *e);
 
 #endif /* DEPS_DEPS_INT_H */
