@@ -258,7 +258,7 @@ errors(const struct ev *evs, int n)
 /* ---- the same through a store: the packed bytes ---- */
 
 static int
-build(const char *path, const struct ev *evs, int n, struct tc_err *err)
+build(const char *path, const struct ev *evs, int n, struct tc_err *err, int64_t *stored)
 {
 	struct st_writer *w;
 	struct st_stats st;
@@ -289,7 +289,11 @@ build(const char *path, const struct ev *evs, int n, struct tc_err *err)
 			return -EIO;
 		}
 	}
-	return st_writer_finish(w, &st, err);
+	rc = st_writer_finish(w, &st, err);
+	*stored = 0;
+	for (int k = 0; k < ST_EDGE_NKINDS; k++)
+		*stored += st.edges[k];
+	return rc;
 }
 
 /* The rows of @sql as text (blobs in hex), in the order SQLite gives them. */
@@ -334,6 +338,7 @@ store(const struct ev *evs, int n)
 	char dir[] = "/tmp/nx-par-XXXXXX";
 	char *want[TC_ARRAY_SIZE(sqls)], *path;
 	struct tc_err err = { 0 };
+	int64_t stored = 0;
 
 	if (!mkdtemp(dir)) {
 		ok(0, "mkdtemp");
@@ -343,8 +348,9 @@ store(const struct ev *evs, int n)
 	for (size_t t = 0; t < TC_ARRAY_SIZE(threads); t++) {
 		setenv("NX_DEPS_THREADS", threads[t], 1);
 		unlink(path);
-		is_intf(build(path, evs, n, &err), 0, "store finished with NX_DEPS_THREADS=%s",
-		       threads[t]);
+		is_intf(build(path, evs, n, &err, &stored), 0, "store finished with "
+			"NX_DEPS_THREADS=%s", threads[t]);
+		ok(stored >= 65536, "%lld edges", (long long)stored);
 		for (size_t s = 0; s < TC_ARRAY_SIZE(sqls); s++) {
 			char *d = dump(path, sqls[s]);
 
@@ -398,9 +404,15 @@ main(void)
 	errors(gen, ngen);
 	free_evs(gen, ngen);
 
-	gen = generate(6000, 7, 7);
-	store(gen, 6000);
-	free_evs(gen, 6000);
+	/* two edge partitions (65536 ids each) and 64k edges or more: packed ahead on a thread */
+	gen = generate(70000, 7, 7);
+	for (int i = 0; i < 70000; i++)
+		if (i % 5) {	/* about 100k edges */
+			free(gen[i].args);
+			gen[i].args = NULL;
+		}
+	store(gen, 70000);
+	free_evs(gen, 70000);
 	free_evs(hand, nh);
 	tc_buf_free(&got);
 	tc_buf_free(&bads);
