@@ -918,11 +918,14 @@ st_packq_main(void *arg)
 
 	tc_thread_name("edge-pack");
 	for (size_t i = 0; i < q->nparts; i++) {
+		bool stop;
+
 		pthread_mutex_lock(&q->mu);
 		while (i - q->written > ST_PACK_AHEAD && !q->stop)
 			pthread_cond_wait(&q->cv, &q->mu);
+		stop = q->stop;
 		pthread_mutex_unlock(&q->mu);
-		if (q->stop)
+		if (stop)
 			break;
 		st_edges_pack(q->x, q->parts[i], &k, &q->slot[i % (ST_PACK_AHEAD + 1)]);
 		pthread_mutex_lock(&q->mu);
