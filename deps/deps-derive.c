@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "deps/deps.h"
 #include "deps/deps-int.h"
@@ -294,6 +295,32 @@ deps_enabled(void)
 }
 
 /*
+ * NX_STORE_TIMING=1: the wall time since @t0, the CPU time of this thread
+ * since @c0 and that of each worker (on a machine with a core for each, the
+ * wall time would be about the largest of them).
+ */
+static int64_t
+thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void
+derive_timing(struct deps_engine *e, int64_t t0, int64_t c0)
+{
+	int64_t ns;
+
+	fprintf(stderr, "deps: %.3f s wall; cpu: this thread %.3f s",
+		(double)(tc_mono_ns() - t0) / 1e9, (double)(thread_cpu_ns() - c0) / 1e9);
+	for (int k = 0; (ns = deps_engine_worker_cpu(e, k)) >= 0; k++)
+		fprintf(stderr, ", worker %d %.3f s", k, (double)ns / 1e9);
+	fprintf(stderr, "\n");
+}
+
+/*
  * Worker threads for the interval maps: NX_DEPS_THREADS=N, else the online
  * CPUs, at most 8.  1: everything on the finishing thread.
  */
@@ -319,6 +346,7 @@ deps_derive(struct st_writer *w, struct st_stats *stats, struct tc_err *err)
 {
 	struct derive d = { .w = w, .stats = stats, .err = err };
 	struct deps_engine *e = NULL;
+	int64_t t0 = tc_mono_ns(), c0 = thread_cpu_ns();
 	int rc;
 
 	if (!deps_enabled())
@@ -335,6 +363,8 @@ deps_derive(struct st_writer *w, struct st_stats *stats, struct tc_err *err)
 	rc = derive_merged(e, w);
 	if (!rc)
 		rc = deps_engine_finish(e);
+	if (getenv("NX_STORE_TIMING") && !strcmp(getenv("NX_STORE_TIMING"), "1"))
+		derive_timing(e, t0, c0);
 	if (rc < 0 && !d.edge_failed)
 		rc = tc_err_set(err, rc, "dependency analysis: %s", strerror(-rc));
 	deps_engine_free(e);

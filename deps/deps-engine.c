@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "common/tc-sort.h"
 #include "deps/deps-int.h"
 #include "store/store.h"
@@ -813,6 +814,7 @@ struct par_worker {
 	struct piece *ptmp;	/* sort scratch */
 	size_t cptmp;
 	uint64_t done;		/* batches done (under mu) */
+	int64_t cpu_ns;		/* the thread's CPU time after its last batch (under mu) */
 };
 
 struct deps_par {
@@ -891,6 +893,7 @@ par_main(void *arg)
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		struct par_batch *b;
+		struct timespec ts;
 
 		while (w->done == p->published && !p->quit)
 			pthread_cond_wait(&p->cv_work, &p->mu);
@@ -899,7 +902,9 @@ par_main(void *arg)
 		b = &p->ring[w->done % PAR_RING];
 		pthread_mutex_unlock(&p->mu);
 		par_run(w, b);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 		pthread_mutex_lock(&p->mu);
+		w->cpu_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 		w->done++;
 		pthread_cond_signal(&p->cv_done);
 	}
@@ -1094,6 +1099,19 @@ par_live(const struct deps_par *p)
 		for (uint32_t i = 0; i < p->w[k].nmaps; i++)
 			n += deps_imap_count(p->w[k].maps[i]);
 	return n;
+}
+
+int64_t
+deps_engine_worker_cpu(struct deps_engine *e, int k)
+{
+	int64_t ns = -1;
+
+	if (!e->par || k < 0 || k >= e->par->n)
+		return -1;
+	pthread_mutex_lock(&e->par->mu);
+	ns = e->par->w[k].cpu_ns;
+	pthread_mutex_unlock(&e->par->mu);
+	return ns;
 }
 
 int

@@ -165,6 +165,12 @@ void deps_engine_set_parts(struct deps_engine *e, deps_parts_fn fn);
 int deps_engine_set_threads(struct deps_engine *e, int n);
 
 /**
+ * deps_engine_worker_cpu - the CPU time worker @k (0 ..) has used, in ns,
+ * as of its last batch; -1 when there is no such worker.
+ */
+int64_t deps_engine_worker_cpu(struct deps_engine *e, int k);
+
+/**
  * deps_engine_event - process one event (@eid 1 .. UINT32_MAX, as the store
  * numbers them); events must arrive ordered by (ts, ts + dur, file order).  @args is the event's JSON args object text
  * (reads, writes, signals, waits, operands), @args_len bytes (no NUL
