@@ -311,18 +311,20 @@ thread_cpu_ns(void)
 static void
 derive_timing(struct deps_engine *e, int64_t t0, int64_t c0)
 {
+	const char *what;
 	int64_t ns;
 
 	fprintf(stderr, "deps: %.3f s wall; cpu: this thread %.3f s",
 		(double)(tc_mono_ns() - t0) / 1e9, (double)(thread_cpu_ns() - c0) / 1e9);
-	for (int k = 0; (ns = deps_engine_worker_cpu(e, k)) >= 0; k++)
-		fprintf(stderr, ", worker %d %.3f s", k, (double)ns / 1e9);
+	for (int k = 0; (ns = deps_engine_thread_cpu(e, k, &what)) >= 0; k++)
+		fprintf(stderr, ", %s %.3f s", what, (double)ns / 1e9);
 	fprintf(stderr, "\n");
 }
 
 /*
- * Worker threads for the interval maps: NX_DEPS_THREADS=N, else the online
- * CPUs, at most 8.  1: everything on the finishing thread.
+ * Threads for the derivation, this one included (deps_engine_set_threads()):
+ * NX_DEPS_THREADS=N, else the online CPUs, at most 8.  1: all on this one,
+ * as before there were threads.
  */
 static int
 deps_threads(void)
@@ -358,8 +360,7 @@ deps_derive(struct st_writer *w, struct st_stats *stats, struct tc_err *err)
 	}
 	e = deps_engine_new(on_edge, on_bad, &d);
 	deps_engine_set_parts(e, on_parts);
-	/* this thread scans the args and reports the edges; on failure it does all */
-	deps_engine_set_threads(e, deps_threads() - 1);
+	deps_engine_set_threads(e, deps_threads());	/* on failure: all on this thread */
 	rc = derive_merged(e, w);
 	if (!rc)
 		rc = deps_engine_finish(e);

@@ -721,12 +721,20 @@ label_run(struct label *l, const char *buf, uint64_t lo, uint64_t hi)
 	label_add(l, s, (size_t)(p - s));
 }
 
+/* The buffer names as a thread that reports edges sees them (id -> name, length). */
+struct nview {
+	char *const *v;
+	const size_t *lens;
+};
+
 /*
  * Group the @n pieces @pv of event @dst, sorted by (source, kind, buffer,
- * start), by (source, kind) and report one edge each.
+ * start), by (source, kind) and report one edge each: labels of buffers
+ * named by @nv, built in @lab.
  */
 static int
-flush_pieces(struct deps_engine *e, int64_t dst, const struct piece *pv, size_t n)
+flush_pieces(struct deps_engine *e, const struct nview *nv, struct label *lab, int64_t dst,
+	     const struct piece *pv, size_t n)
 {
 	size_t i = 0, j;
 	int rc = 0;
@@ -742,16 +750,16 @@ flush_pieces(struct deps_engine *e, int64_t dst, const struct piece *pv, size_t 
 			     pv[j].buf == p->buf && pv[j].lo <= hi && pv[j].hi != DEPS_WHOLE; j++)
 				hi = TC_MAX(hi, pv[j].hi);
 			if ((j == n || pv[j].src != p->src || pv[j].kind != p->kind) &&
-			    e->bufs.lens[p->buf] <= LABEL_SHORT) {
-				struct deps_label l = { DEPS_LABEL_BYTES, p->buf, e->bufs.v[p->buf],
-							e->bufs.lens[p->buf], p->lo, hi };
+			    nv->lens[p->buf] <= LABEL_SHORT) {
+				struct deps_label l = { DEPS_LABEL_BYTES, p->buf, nv->v[p->buf],
+							nv->lens[p->buf], p->lo, hi };
 
 				rc = e->parts(e->ctx, p->src, dst, p->kind, &l);
 				i = j;
 				continue;
 			}
 		}
-		label_reset(&e->label);
+		label_reset(lab);
 		for (j = i; j < n && pv[j].src == pv[i].src && pv[j].kind == pv[i].kind;) {
 			uint32_t buf = pv[j].buf;
 			uint64_t lo = pv[j].lo, hi = pv[j].hi;
@@ -760,9 +768,9 @@ flush_pieces(struct deps_engine *e, int64_t dst, const struct piece *pv, size_t 
 			for (; j < n && pv[j].src == pv[i].src && pv[j].kind == pv[i].kind &&
 			     pv[j].buf == buf && pv[j].lo <= hi; j++)
 				hi = TC_MAX(hi, pv[j].hi);
-			label_run(&e->label, e->bufs.v[buf], lo, hi);
+			label_run(lab, nv->v[buf], lo, hi);
 		}
-		rc = e->edge(e->ctx, pv[i].src, dst, pv[i].kind, e->label.s, e->label.len);
+		rc = e->edge(e->ctx, pv[i].src, dst, pv[i].kind, lab->s, lab->len);
 		i = j;
 	}
 	return rc;
@@ -777,15 +785,19 @@ flush_pieces(struct deps_engine *e, int64_t dst, const struct piece *pv, size_t 
  * first-seen order, as with one thread) and hands the accesses over in
  * batches of events in processing order; every worker goes through every
  * batch, applies the accesses to its buffers (an event's reads, then its
- * writes) and sorts each event's pieces.  The engine's thread then merges
- * the workers' sorted pieces of each event (a piece's buffer decides its
- * worker, so no two workers have equal keys and the merge is the sort one
- * thread does) and reports the edges in processing order, exactly as one
- * thread does: the store sees the same edges in the same order.
+ * writes) and sorts each event's pieces.  Then, batch after batch, the
+ * workers' sorted pieces of each event are merged (a piece's buffer decides
+ * its worker, so no two workers have equal keys and the merge is the sort
+ * one thread does) and the edges reported in processing order, exactly as
+ * one thread does: the store sees the same edges in the same order.  That
+ * is done by the engine's thread between two batches or, with four threads
+ * or more, by a thread of its own (nx-deps-report), so that scanning the
+ * args and reporting the edges run side by side too.
  */
-#define PAR_MAX 8		/* workers at most */
+#define PAR_MAX 8		/* threads at most, the engine's included */
 #define PAR_RING 4		/* batches in flight */
 #define PAR_BATCH 2048		/* events per batch */
+#define PAR_REPORTER 4		/* from this many threads on, one reports the edges */
 
 struct par_out {		/* one worker's pieces of one batch */
 	struct piece *p;	/* sorted per event */
@@ -800,7 +812,11 @@ struct par_batch {		/* events with accesses, in processing order */
 	size_t nev, cev;
 	struct acc *acc;
 	size_t nacc, cacc;
-	struct par_out out[PAR_MAX];	/* written by worker k, read after it is done */
+	/* the buffer names first seen in it: ids names_from .. nnames - 1 */
+	uint32_t names_from, nnames;
+	char **new_names;
+	size_t *new_lens, cnew;
+	struct par_out out[PAR_MAX];	/* written by worker k, read once it is done */
 };
 
 struct par_worker {
@@ -818,15 +834,39 @@ struct par_worker {
 };
 
 struct deps_par {
+	struct deps_engine *e;
 	int n;			/* workers started */
+	uint32_t names_sent;	/* buffer names handed over (the engine's thread) */
 	struct par_worker w[PAR_MAX];
 	struct par_batch ring[PAR_RING];	/* batch b in ring[b % PAR_RING] */
 	uint64_t published;	/* batches handed over (under mu) */
-	uint64_t combined;	/* batches reported (the engine's thread only) */
+	uint64_t combined;	/* batches reported (under mu) */
 	bool quit;		/* under mu */
+	int rc;			/* the first error of an edge callback (under mu) */
 	pthread_mutex_t mu;
-	pthread_cond_t cv_work, cv_done;
+	pthread_cond_t cv_work;	/* a batch was handed over: workers */
+	pthread_cond_t cv_done;	/* a worker is done with one: the reporter */
+	pthread_cond_t cv_free;	/* one was reported: the engine's thread */
+	/* the reporting side: the engine's thread, or the reporter below */
+	bool reporter;
+	pthread_t rth;
+	int64_t rcpu_ns;	/* the reporter's CPU time after its last batch (under mu) */
+	char **names;		/* its copy of the engine's buffer names (the strings stay put) */
+	size_t *lens;
+	uint32_t nnames;
+	struct label label;
+	struct piece *pieces;	/* merge scratch */
+	size_t cpieces;
 };
+
+static int64_t
+thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static void
 par_emit(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
@@ -893,7 +933,7 @@ par_main(void *arg)
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		struct par_batch *b;
-		struct timespec ts;
+		int64_t ns;
 
 		while (w->done == p->published && !p->quit)
 			pthread_cond_wait(&p->cv_work, &p->mu);
@@ -902,9 +942,9 @@ par_main(void *arg)
 		b = &p->ring[w->done % PAR_RING];
 		pthread_mutex_unlock(&p->mu);
 		par_run(w, b);
-		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		ns = thread_cpu_ns();
 		pthread_mutex_lock(&p->mu);
-		w->cpu_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+		w->cpu_ns = ns;
 		w->done++;
 		pthread_cond_signal(&p->cv_done);
 	}
@@ -924,14 +964,27 @@ par_ready(const struct deps_par *p, uint64_t c)
 
 /*
  * Report the edges of batch @b, which every worker is done with: per event,
- * the workers' sorted pieces merged.  Empties @b.
+ * the workers' sorted pieces merged.  Runs on the reporting side only.
  */
 static int
-par_combine(struct deps_engine *e, struct par_batch *b)
+par_combine(struct deps_par *p, struct par_batch *b)
 {
-	struct deps_par *p = e->par;
+	struct deps_engine *e = p->e;
+	struct nview nv;
 	int rc = 0;
 
+	/* batches come in order: the names first seen in this one follow ours */
+	if (b->nnames > p->nnames) {
+		size_t k = b->nnames - b->names_from;
+
+		p->names = tc_xrealloc(p->names, b->nnames * sizeof(*p->names));
+		p->lens = tc_xrealloc(p->lens, b->nnames * sizeof(*p->lens));
+		memcpy(p->names + b->names_from, b->new_names, k * sizeof(*p->names));
+		memcpy(p->lens + b->names_from, b->new_lens, k * sizeof(*p->lens));
+		p->nnames = b->nnames;
+	}
+	nv.v = p->names;
+	nv.lens = p->lens;
 	for (size_t i = 0; i < b->nev && !rc; i++) {
 		const struct piece *one = NULL, *at[PAR_MAX], *end[PAR_MAX];
 		size_t total = 0;
@@ -948,14 +1001,14 @@ par_combine(struct deps_engine *e, struct par_batch *b)
 			lists++;
 		}
 		if (lists == 1) {
-			rc = flush_pieces(e, b->eid[i], one, total);
+			rc = flush_pieces(e, &nv, &p->label, b->eid[i], one, total);
 			continue;
 		}
 		if (!lists)
 			continue;
-		if (total > e->cpieces) {
-			e->cpieces = TC_MAX(total, 2 * e->cpieces);
-			e->pieces = tc_xrealloc(e->pieces, e->cpieces * sizeof(*e->pieces));
+		if (total > p->cpieces) {
+			p->cpieces = TC_MAX(total, 2 * p->cpieces);
+			p->pieces = tc_xrealloc(p->pieces, p->cpieces * sizeof(*p->pieces));
 		}
 		for (size_t q = 0; q < total; q++) {
 			int best = 0;
@@ -963,54 +1016,108 @@ par_combine(struct deps_engine *e, struct par_batch *b)
 			for (int l = 1; l < lists; l++)
 				if (piece_lt(at[l], at[best]))
 					best = l;
-			e->pieces[q] = *at[best]++;
+			p->pieces[q] = *at[best]++;
 			if (at[best] == end[best]) {
 				at[best] = at[--lists];
 				end[best] = end[lists];
 			}
 		}
-		rc = flush_pieces(e, b->eid[i], e->pieces, total);
+		rc = flush_pieces(e, &nv, &p->label, b->eid[i], p->pieces, total);
 	}
-	b->nev = b->nacc = 0;
 	return rc;
 }
 
-/* Report the batches before @upto that are done; with @wait, all of them. */
-static int
-par_drain(struct deps_engine *e, uint64_t upto, bool wait)
+/*
+ * The reporting side: report batch p->combined once every worker is done
+ * with it; with @wait, until @upto are, else those done.  After an error
+ * the batches are let go without reporting.  Called under mu, which it
+ * drops while it reports.
+ */
+static void
+par_report(struct deps_par *p, uint64_t upto, bool wait)
 {
-	struct deps_par *p = e->par;
-	int rc = 0;
+	while (p->combined < upto && !p->quit) {
+		struct par_batch *b;
+		int rc = 0;
 
-	while (p->combined < upto && !rc) {
-		pthread_mutex_lock(&p->mu);
-		while (!par_ready(p, p->combined) && wait)
-			pthread_cond_wait(&p->cv_done, &p->mu);
 		if (!par_ready(p, p->combined)) {
-			pthread_mutex_unlock(&p->mu);
-			break;
+			if (!wait)
+				return;
+			pthread_cond_wait(&p->cv_done, &p->mu);
+			continue;
 		}
+		b = &p->ring[p->combined % PAR_RING];
 		pthread_mutex_unlock(&p->mu);
-		rc = par_combine(e, &p->ring[p->combined % PAR_RING]);
+		if (!p->rc)	/* only this side writes it */
+			rc = par_combine(p, b);
+		pthread_mutex_lock(&p->mu);
+		if (rc && !p->rc)
+			p->rc = rc;
+		b->nev = b->nacc = 0;
 		p->combined++;
+		pthread_cond_signal(&p->cv_free);
 	}
-	return rc;
 }
 
-/* Hand the batch being filled to the workers; report what is done; free the next slot. */
+static void *
+par_reporter(void *arg)
+{
+	struct deps_par *p = arg;
+
+	tc_thread_name("deps-report");
+	pthread_mutex_lock(&p->mu);
+	while (!p->quit) {
+		if (p->combined < p->published)
+			par_report(p, p->published, true);
+		else
+			pthread_cond_wait(&p->cv_done, &p->mu);
+		p->rcpu_ns = thread_cpu_ns();
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/*
+ * Hand the batch being filled to the workers, with the names it may need;
+ * report what is done (without a reporter); wait until the next slot is
+ * free.  Return: 0 or the first error of an edge callback.
+ */
 static int
 par_publish(struct deps_engine *e)
 {
 	struct deps_par *p = e->par;
+	struct par_batch *b = &p->ring[p->published % PAR_RING];
 	int rc;
 
+	/* the engine's name arrays move as they grow: the new names go with the batch */
+	b->names_from = p->names_sent;
+	b->nnames = e->bufs.n;
+	if (b->nnames > b->names_from) {
+		size_t k = b->nnames - b->names_from;
+
+		if (k > b->cnew) {
+			b->cnew = k;
+			b->new_names = tc_xrealloc(b->new_names, k * sizeof(*b->new_names));
+			b->new_lens = tc_xrealloc(b->new_lens, k * sizeof(*b->new_lens));
+		}
+		memcpy(b->new_names, e->bufs.v + b->names_from, k * sizeof(*b->new_names));
+		memcpy(b->new_lens, e->bufs.lens + b->names_from, k * sizeof(*b->new_lens));
+		p->names_sent = b->nnames;
+	}
 	pthread_mutex_lock(&p->mu);
 	p->published++;
 	pthread_cond_broadcast(&p->cv_work);
+	if (p->reporter) {
+		pthread_cond_signal(&p->cv_done);
+		while (p->published - p->combined >= PAR_RING)
+			pthread_cond_wait(&p->cv_free, &p->mu);
+	} else {
+		par_report(p, p->published, false);
+		if (p->published - p->combined >= PAR_RING)
+			par_report(p, p->published - PAR_RING + 1, true);
+	}
+	rc = p->rc;
 	pthread_mutex_unlock(&p->mu);
-	rc = par_drain(e, p->published, false);
-	if (!rc && p->published - p->combined >= PAR_RING)
-		rc = par_drain(e, p->published - PAR_RING + 1, true);
 	return rc;
 }
 
@@ -1039,7 +1146,7 @@ par_add(struct deps_engine *e, int64_t eid)
 	return b->nev >= PAR_BATCH ? par_publish(e) : 0;
 }
 
-/* Hand over the last batch and report every edge of the queued events. */
+/* Hand over the last batch and wait until every queued event's edges are reported. */
 static int
 par_flush(struct deps_engine *e)
 {
@@ -1048,12 +1155,19 @@ par_flush(struct deps_engine *e)
 
 	if (p->ring[p->published % PAR_RING].nev)
 		rc = par_publish(e);
+	pthread_mutex_lock(&p->mu);
+	if (p->reporter)
+		while (p->combined < p->published)
+			pthread_cond_wait(&p->cv_free, &p->mu);
+	else
+		par_report(p, p->published, true);
 	if (!rc)
-		rc = par_drain(e, p->published, true);
+		rc = p->rc;
+	pthread_mutex_unlock(&p->mu);
 	return rc;
 }
 
-/* Stop the workers and free everything (@p->n workers were started). */
+/* Stop the threads and free everything (@p->n workers and the reporter, if any, started). */
 static void
 par_free(struct deps_par *p)
 {
@@ -1062,7 +1176,10 @@ par_free(struct deps_par *p)
 	pthread_mutex_lock(&p->mu);
 	p->quit = true;
 	pthread_cond_broadcast(&p->cv_work);
+	pthread_cond_broadcast(&p->cv_done);
 	pthread_mutex_unlock(&p->mu);
+	if (p->reporter)
+		pthread_join(p->rth, NULL);
 	for (int k = 0; k < p->n; k++) {
 		struct par_worker *w = &p->w[k];
 
@@ -1078,13 +1195,19 @@ par_free(struct deps_par *p)
 		free(b->eid);
 		free(b->first);
 		free(b->acc);
+		free(b->new_names);
+		free(b->new_lens);
 		for (int k = 0; k < PAR_MAX; k++) {
 			free(b->out[k].p);
 			free(b->out[k].first);
 		}
 	}
+	free(p->names);
+	free(p->lens);
+	free(p->pieces);
 	pthread_cond_destroy(&p->cv_work);
 	pthread_cond_destroy(&p->cv_done);
+	pthread_cond_destroy(&p->cv_free);
 	pthread_mutex_destroy(&p->mu);
 	free(p);
 }
@@ -1102,15 +1225,17 @@ par_live(const struct deps_par *p)
 }
 
 int64_t
-deps_engine_worker_cpu(struct deps_engine *e, int k)
+deps_engine_thread_cpu(struct deps_engine *e, int k, const char **what)
 {
+	struct deps_par *p = e->par;
 	int64_t ns = -1;
 
-	if (!e->par || k < 0 || k >= e->par->n)
+	if (!p || k < 0 || k > p->n || (k == p->n && !p->reporter))
 		return -1;
-	pthread_mutex_lock(&e->par->mu);
-	ns = e->par->w[k].cpu_ns;
-	pthread_mutex_unlock(&e->par->mu);
+	pthread_mutex_lock(&p->mu);
+	ns = k < p->n ? p->w[k].cpu_ns : p->rcpu_ns;
+	pthread_mutex_unlock(&p->mu);
+	*what = k < p->n ? "worker" : "reporter";
 	return ns;
 }
 
@@ -1118,37 +1243,47 @@ int
 deps_engine_set_threads(struct deps_engine *e, int n)
 {
 	struct deps_par *p;
-	int rc = 0;
+	int rc = 0, workers, err;
 
 	if (e->par || e->nevents)
 		return -EBUSY;
-	if (n < 1)
+	if (n <= 1)
 		return 0;
+	n = TC_MIN(n, PAR_MAX);
 	p = tc_xcalloc(1, sizeof(*p));
+	p->e = e;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv_work, NULL);
 	pthread_cond_init(&p->cv_done, NULL);
-	n = TC_MIN(n, PAR_MAX);
-	/* the workers read p->n only after pthread_create(): set it first */
-	p->n = n;
-	for (int k = 0; k < n; k++) {
+	pthread_cond_init(&p->cv_free, NULL);
+	p->reporter = n >= PAR_REPORTER;
+	workers = n - 1 - p->reporter;
+	/* the workers read p->n only once a batch is handed over: set it first */
+	p->n = workers;
+	for (int k = 0; k < workers; k++) {
 		p->w[k].par = p;
 		p->w[k].k = k;
 	}
-	for (int k = 0; k < n; k++) {
-		int err = pthread_create(&p->w[k].th, NULL, par_main, &p->w[k]);
-
+	for (int k = 0; k < workers; k++) {
+		err = pthread_create(&p->w[k].th, NULL, par_main, &p->w[k]);
 		if (err) {	/* stop those started: the engine stays on one thread */
-			rc = -err;
-			pthread_mutex_lock(&p->mu);
 			p->n = k;
-			pthread_mutex_unlock(&p->mu);
-			par_free(p);
-			goto out;
+			p->reporter = false;
+			goto fail;
+		}
+	}
+	if (p->reporter) {
+		err = pthread_create(&p->rth, NULL, par_reporter, p);
+		if (err) {
+			p->reporter = false;
+			goto fail;
 		}
 	}
 	e->par = p;
-out:
+	return 0;
+fail:
+	rc = -err;
+	par_free(p);
 	return rc;
 }
 
@@ -1194,7 +1329,11 @@ deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, c
 		}
 	if (e->npieces > 1)
 		sort_pieces(e->pieces, e->npieces, &e->ptmp, &e->cptmp);
-	rc = flush_pieces(e, eid, e->pieces, e->npieces);
+	{
+		struct nview nv = { e->bufs.v, e->bufs.lens };
+
+		rc = flush_pieces(e, &nv, &e->label, eid, e->pieces, e->npieces);
+	}
 	e->npieces = 0;
 	if (rc)
 		e->rc = rc;

@@ -150,25 +150,30 @@ void deps_engine_free(struct deps_engine *e);
 void deps_engine_set_parts(struct deps_engine *e, deps_parts_fn fn);
 
 /**
- * deps_engine_set_threads - run the interval maps on @n worker threads
- * (named nx-deps-K; at most 8), each owning the buffers whose id is K modulo
- * @n, while the calling thread scans the args and reports the edges.  The
- * edges, their labels and the order in which the callbacks get them are
- * the same as with one thread, but the flow/anti/output edges of an event
- * are reported later, by a later deps_engine_event() or at
- * deps_engine_finish(); the callbacks still run on the calling thread.
- * Call before the first event; @n <= 1 keeps everything on the calling
- * thread.  The workers stop in deps_engine_free().
+ * deps_engine_set_threads - derive on @n threads in all (at most 8), the
+ * calling one included: it scans the args; the interval maps run on worker
+ * threads (nx-deps-K), each owning the buffers whose id is K modulo their
+ * number; with 4 threads or more one of them (nx-deps-report) merges the
+ * workers' results and calls the edge callbacks, else the calling thread
+ * does between events.  The edges, their labels and the order in which the
+ * edge callbacks get them are the same as with one thread, but the
+ * flow/anti/output edges of an event are reported later (by the time a
+ * later deps_engine_event() or deps_engine_finish() returns) and, with 4
+ * threads or more, on the reporting thread, while malformed strings are
+ * still reported on the calling thread as it scans them.  Call before the
+ * first event; @n <= 1 keeps everything on the calling thread.  The threads
+ * stop in deps_engine_free().
  * Return: 0, -EBUSY (events came already), or -errno when a thread could
  * not be started (the engine then stays on one thread).
  */
 int deps_engine_set_threads(struct deps_engine *e, int n);
 
 /**
- * deps_engine_worker_cpu - the CPU time worker @k (0 ..) has used, in ns,
- * as of its last batch; -1 when there is no such worker.
+ * deps_engine_thread_cpu - the CPU time thread @k (0 .. : the workers, then
+ * the reporter) has used as of its last batch, in ns, and *@what it is
+ * ("worker" or "reporter"); -1 past the last.
  */
-int64_t deps_engine_worker_cpu(struct deps_engine *e, int k);
+int64_t deps_engine_thread_cpu(struct deps_engine *e, int k, const char **what);
 
 /**
  * deps_engine_event - process one event (@eid 1 .. UINT32_MAX, as the store
