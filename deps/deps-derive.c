@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include "deps/deps.h"
 #include "deps/deps-int.h"
 
@@ -292,11 +294,61 @@ deps_enabled(void)
 	return !s || strcmp(s, "1");
 }
 
+/*
+ * NX_STORE_TIMING=1: the wall time since @t0, the CPU time of this thread
+ * since @c0 and that of each worker (on a machine with a core for each, the
+ * wall time would be about the largest of them).
+ */
+static int64_t
+thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void
+derive_timing(struct deps_engine *e, int64_t t0, int64_t c0)
+{
+	const char *what;
+	int64_t ns;
+
+	fprintf(stderr, "deps: %.3f s wall; cpu: this thread %.3f s",
+		(double)(tc_mono_ns() - t0) / 1e9, (double)(thread_cpu_ns() - c0) / 1e9);
+	for (int k = 0; (ns = deps_engine_thread_cpu(e, k, &what)) >= 0; k++)
+		fprintf(stderr, ", %s %.3f s", what, (double)ns / 1e9);
+	fprintf(stderr, "\n");
+}
+
+/*
+ * Threads for the derivation, this one included (deps_engine_set_threads()):
+ * NX_DEPS_THREADS=N, else the online CPUs, at most 8.  1: all on this one,
+ * as before there were threads.
+ */
+static int
+deps_threads(void)
+{
+	const char *s = getenv("NX_DEPS_THREADS");
+	long n;
+
+	if (s && *s) {
+		char *end;
+
+		n = strtol(s, &end, 10);
+		if (!*end && n >= 1)
+			return (int)TC_MIN(n, 8L);
+	}
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return (int)TC_MAX(1L, TC_MIN(n, 8L));
+}
+
 int
 deps_derive(struct st_writer *w, struct st_stats *stats, struct tc_err *err)
 {
 	struct derive d = { .w = w, .stats = stats, .err = err };
 	struct deps_engine *e = NULL;
+	int64_t t0 = tc_mono_ns(), c0 = thread_cpu_ns();
 	int rc;
 
 	if (!deps_enabled())
@@ -308,9 +360,12 @@ deps_derive(struct st_writer *w, struct st_stats *stats, struct tc_err *err)
 	}
 	e = deps_engine_new(on_edge, on_bad, &d);
 	deps_engine_set_parts(e, on_parts);
+	deps_engine_set_threads(e, deps_threads());	/* on failure: all on this thread */
 	rc = derive_merged(e, w);
 	if (!rc)
 		rc = deps_engine_finish(e);
+	if (getenv("NX_STORE_TIMING") && !strcmp(getenv("NX_STORE_TIMING"), "1"))
+		derive_timing(e, t0, c0);
 	if (rc < 0 && !d.edge_failed)
 		rc = tc_err_set(err, rc, "dependency analysis: %s", strerror(-rc));
 	deps_engine_free(e);

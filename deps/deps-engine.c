@@ -8,8 +8,10 @@
  * and labelled with the bytes or the semaphore condition that caused them.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "common/tc-sort.h"
 #include "deps/deps-int.h"
 #include "store/store.h"
@@ -91,7 +93,11 @@ struct deps_engine {
 	struct label label;
 	struct scan sc;
 	struct tc_buf ops;	/* an operands string, NUL-terminated */
+	struct deps_par *par;	/* NULL: the interval maps are run here, event by event */
 };
+
+static void par_free(struct deps_par *p);
+static size_t par_live(const struct deps_par *p);
 
 #define GROW(arr, n, cap) do { \
 	if ((n) == (cap)) { \
@@ -190,6 +196,7 @@ deps_engine_free(struct deps_engine *e)
 {
 	if (!e)
 		return;
+	par_free(e->par);
 	for (uint32_t i = 0; i < e->nmaps; i++)
 		deps_imap_free(e->maps[i]);
 	free(e->maps);
@@ -212,7 +219,7 @@ deps_engine_live(const struct deps_engine *e)
 
 	for (uint32_t i = 0; i < e->nmaps; i++)
 		n += deps_imap_count(e->maps[i]);
-	return n;
+	return n + par_live(e->par);
 }
 
 static void
@@ -637,15 +644,15 @@ piece_lt(const struct piece *x, const struct piece *y)
 /* piece_sort(): common/tc-sort.h (a handful per event, so mostly its insertion sort) */
 TC_MSORT_DEFINE(piece_sort, struct piece, piece_lt)
 
-/* Sort the pieces of one event; e->ptmp is the merge scratch. */
+/* Sort the @n pieces of one event at @v; *@tmp (*@ctmp entries) is the merge scratch. */
 static void
-sort_pieces(struct deps_engine *e)
+sort_pieces(struct piece *v, size_t n, struct piece **tmp, size_t *ctmp)
 {
-	if (e->npieces / 2 + 1 > e->cptmp) {
-		e->cptmp = e->npieces / 2 + 1;
-		e->ptmp = tc_xrealloc(e->ptmp, e->cptmp * sizeof(*e->ptmp));
+	if (n / 2 + 1 > *ctmp) {
+		*ctmp = n / 2 + 1;
+		*tmp = tc_xrealloc(*tmp, *ctmp * sizeof(**tmp));
 	}
-	piece_sort(e->pieces, e->ptmp, e->npieces);
+	piece_sort(v, *tmp, n);
 }
 
 static void
@@ -714,53 +721,569 @@ label_run(struct label *l, const char *buf, uint64_t lo, uint64_t hi)
 	label_add(l, s, (size_t)(p - s));
 }
 
-/* Group the pieces by (source, kind) and report one edge each. */
+/* The buffer names as a thread that reports edges sees them (id -> name, length). */
+struct nview {
+	char *const *v;
+	const size_t *lens;
+};
+
+/*
+ * Group the @n pieces @pv of event @dst, sorted by (source, kind, buffer,
+ * start), by (source, kind) and report one edge each: labels of buffers
+ * named by @nv, built in @lab.
+ */
 static int
-flush_pieces(struct deps_engine *e, int64_t dst)
+flush_pieces(struct deps_engine *e, const struct nview *nv, struct label *lab, int64_t dst,
+	     const struct piece *pv, size_t n)
 {
 	size_t i = 0, j;
 	int rc = 0;
 
-	sort_pieces(e);
-	while (i < e->npieces && !rc) {
-		const struct piece *p = &e->pieces[i];
+	while (i < n && !rc) {
+		const struct piece *p = &pv[i];
 
 		/* one contiguous run of one buffer: the label in parts */
 		if (e->parts && p->hi != DEPS_WHOLE) {
 			uint64_t hi = p->hi;
 
-			for (j = i + 1; j < e->npieces && e->pieces[j].src == p->src &&
-			     e->pieces[j].kind == p->kind && e->pieces[j].buf == p->buf &&
-			     e->pieces[j].lo <= hi && e->pieces[j].hi != DEPS_WHOLE; j++)
-				hi = TC_MAX(hi, e->pieces[j].hi);
-			if ((j == e->npieces || e->pieces[j].src != p->src ||
-			     e->pieces[j].kind != p->kind) && e->bufs.lens[p->buf] <= LABEL_SHORT) {
-				struct deps_label l = { DEPS_LABEL_BYTES, p->buf, e->bufs.v[p->buf],
-							e->bufs.lens[p->buf], p->lo, hi };
+			for (j = i + 1; j < n && pv[j].src == p->src && pv[j].kind == p->kind &&
+			     pv[j].buf == p->buf && pv[j].lo <= hi && pv[j].hi != DEPS_WHOLE; j++)
+				hi = TC_MAX(hi, pv[j].hi);
+			if ((j == n || pv[j].src != p->src || pv[j].kind != p->kind) &&
+			    nv->lens[p->buf] <= LABEL_SHORT) {
+				struct deps_label l = { DEPS_LABEL_BYTES, p->buf, nv->v[p->buf],
+							nv->lens[p->buf], p->lo, hi };
 
 				rc = e->parts(e->ctx, p->src, dst, p->kind, &l);
 				i = j;
 				continue;
 			}
 		}
-		label_reset(&e->label);
-		for (j = i; j < e->npieces && e->pieces[j].src == e->pieces[i].src &&
-		     e->pieces[j].kind == e->pieces[i].kind;) {
-			uint32_t buf = e->pieces[j].buf;
-			uint64_t lo = e->pieces[j].lo, hi = e->pieces[j].hi;
+		label_reset(lab);
+		for (j = i; j < n && pv[j].src == pv[i].src && pv[j].kind == pv[i].kind;) {
+			uint32_t buf = pv[j].buf;
+			uint64_t lo = pv[j].lo, hi = pv[j].hi;
 
 			/* one label item per contiguous run of bytes */
-			for (; j < e->npieces && e->pieces[j].src == e->pieces[i].src &&
-			     e->pieces[j].kind == e->pieces[i].kind && e->pieces[j].buf == buf &&
-			     e->pieces[j].lo <= hi; j++)
-				hi = TC_MAX(hi, e->pieces[j].hi);
-			label_run(&e->label, e->bufs.v[buf], lo, hi);
+			for (; j < n && pv[j].src == pv[i].src && pv[j].kind == pv[i].kind &&
+			     pv[j].buf == buf && pv[j].lo <= hi; j++)
+				hi = TC_MAX(hi, pv[j].hi);
+			label_run(lab, nv->v[buf], lo, hi);
 		}
-		rc = e->edge(e->ctx, e->pieces[i].src, dst, e->pieces[i].kind, e->label.s,
-			     e->label.len);
+		rc = e->edge(e->ctx, pv[i].src, dst, pv[i].kind, lab->s, lab->len);
 		i = j;
 	}
-	e->npieces = 0;
+	return rc;
+}
+
+/*
+ * ---- the interval maps split across threads (deps_engine_set_threads()) ----
+ *
+ * The rules of one buffer depend only on the accesses to that buffer, so
+ * each worker owns the maps of the buffers whose id is k modulo the number
+ * of workers.  The engine's thread scans the args (buffer ids are given in
+ * first-seen order, as with one thread) and hands the accesses over in
+ * batches of events in processing order; every worker goes through every
+ * batch, applies the accesses to its buffers (an event's reads, then its
+ * writes) and sorts each event's pieces.  Then, batch after batch, the
+ * workers' sorted pieces of each event are merged (a piece's buffer decides
+ * its worker, so no two workers have equal keys and the merge is the sort
+ * one thread does) and the edges reported in processing order, exactly as
+ * one thread does: the store sees the same edges in the same order.  That
+ * is done by the engine's thread between two batches or, with four threads
+ * or more, by a thread of its own (nx-deps-report), so that scanning the
+ * args and reporting the edges run side by side too.
+ */
+#define PAR_MAX 8		/* threads at most, the engine's included */
+#define PAR_RING 4		/* batches in flight */
+#define PAR_BATCH 2048		/* events per batch */
+#define PAR_REPORTER 4		/* from this many threads on, one reports the edges */
+
+struct par_out {		/* one worker's pieces of one batch */
+	struct piece *p;	/* sorted per event */
+	size_t n, cap;
+	uint32_t *first;	/* event i's: p[first[i] .. first[i + 1]) */
+	size_t cfirst;
+};
+
+struct par_batch {		/* events with accesses, in processing order */
+	uint32_t *eid;
+	uint32_t *first;	/* event i's accesses: acc[first[i] .. first[i + 1]) */
+	size_t nev, cev;
+	struct acc *acc;
+	size_t nacc, cacc;
+	/* the buffer names first seen in it: ids names_from .. nnames - 1 */
+	uint32_t names_from, nnames;
+	char **new_names;
+	size_t *new_lens, cnew;
+	struct par_out out[PAR_MAX];	/* written by worker k, read once it is done */
+};
+
+struct par_worker {
+	struct deps_par *par;
+	int k;
+	pthread_t th;
+	struct deps_imap **maps;	/* buffer b (b % n == k) at b / n */
+	uint32_t nmaps;
+	uint32_t cur_buf;
+	struct par_out *out;	/* being filled */
+	struct piece *ptmp;	/* sort scratch */
+	size_t cptmp;
+	uint64_t done;		/* batches done (under mu) */
+	int64_t cpu_ns;		/* the thread's CPU time after its last batch (under mu) */
+};
+
+struct deps_par {
+	struct deps_engine *e;
+	int n;			/* workers started */
+	uint32_t names_sent;	/* buffer names handed over (the engine's thread) */
+	struct par_worker w[PAR_MAX];
+	struct par_batch ring[PAR_RING];	/* batch b in ring[b % PAR_RING] */
+	uint64_t published;	/* batches handed over (under mu) */
+	uint64_t combined;	/* batches reported (under mu) */
+	bool quit;		/* under mu */
+	int rc;			/* the first error of an edge callback (under mu) */
+	pthread_mutex_t mu;
+	pthread_cond_t cv_work;	/* a batch was handed over: workers */
+	pthread_cond_t cv_done;	/* a worker is done with one: the reporter */
+	pthread_cond_t cv_free;	/* one was reported: the engine's thread */
+	/* the reporting side: the engine's thread, or the reporter below */
+	bool reporter;
+	pthread_t rth;
+	int64_t rcpu_ns;	/* the reporter's CPU time after its last batch (under mu) */
+	char **names;		/* its copy of the engine's buffer names (the strings stay put) */
+	size_t *lens;
+	uint32_t nnames;
+	struct label label;
+	struct piece *pieces;	/* merge scratch */
+	size_t cpieces;
+};
+
+static int64_t
+thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void
+par_emit(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
+{
+	struct par_worker *w = ctx;
+	struct par_out *o = w->out;
+
+	GROW(o->p, o->n, o->cap);
+	o->p[o->n].src = src;
+	o->p[o->n].kind = kind;
+	o->p[o->n].buf = w->cur_buf;
+	o->p[o->n].lo = lo;
+	o->p[o->n].hi = hi;
+	o->n++;
+}
+
+/* Worker @w's part of batch @b: the accesses to its buffers, each event's pieces sorted. */
+static void
+par_run(struct par_worker *w, struct par_batch *b)
+{
+	uint32_t n = (uint32_t)w->par->n, k = (uint32_t)w->k;
+	struct par_out *o = &b->out[k];
+
+	w->out = o;
+	o->n = 0;
+	if (b->nev + 1 > o->cfirst) {
+		o->cfirst = b->nev + 1;
+		o->first = tc_xrealloc(o->first, o->cfirst * sizeof(*o->first));
+	}
+	o->first[0] = 0;
+	for (size_t i = 0; i < b->nev; i++) {
+		size_t start = o->n;
+
+		for (int pass = 0; pass < 2; pass++)
+			for (uint32_t j = b->first[i]; j < b->first[i + 1]; j++) {
+				const struct acc *a = &b->acc[j];
+				uint32_t m = a->buf / n;
+
+				if (a->buf - m * n != k || a->write != (pass == 1))
+					continue;
+				while (m >= w->nmaps) {
+					w->maps = tc_xrealloc(w->maps, (w->nmaps + 1) * sizeof(*w->maps));
+					w->maps[w->nmaps++] = deps_imap_new();
+				}
+				w->cur_buf = a->buf;
+				deps_imap_access(w->maps[m], a->lo, a->hi, a->write, b->eid[i], par_emit,
+						 w);
+			}
+		if (o->n - start > 1)
+			sort_pieces(o->p + start, o->n - start, &w->ptmp, &w->cptmp);
+		o->first[i + 1] = (uint32_t)o->n;
+	}
+}
+
+static void *
+par_main(void *arg)
+{
+	struct par_worker *w = arg;
+	struct deps_par *p = w->par;
+	char name[16];
+
+	snprintf(name, sizeof(name), "deps-%d", w->k);
+	tc_thread_name(name);
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		struct par_batch *b;
+		int64_t ns;
+
+		while (w->done == p->published && !p->quit)
+			pthread_cond_wait(&p->cv_work, &p->mu);
+		if (p->quit)
+			break;
+		b = &p->ring[w->done % PAR_RING];
+		pthread_mutex_unlock(&p->mu);
+		par_run(w, b);
+		ns = thread_cpu_ns();
+		pthread_mutex_lock(&p->mu);
+		w->cpu_ns = ns;
+		w->done++;
+		pthread_cond_signal(&p->cv_done);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* Whether every worker is done with batch @c (under mu). */
+static bool
+par_ready(const struct deps_par *p, uint64_t c)
+{
+	for (int k = 0; k < p->n; k++)
+		if (p->w[k].done <= c)
+			return false;
+	return true;
+}
+
+/*
+ * Report the edges of batch @b, which every worker is done with: per event,
+ * the workers' sorted pieces merged.  Runs on the reporting side only.
+ */
+static int
+par_combine(struct deps_par *p, struct par_batch *b)
+{
+	struct deps_engine *e = p->e;
+	struct nview nv;
+	int rc = 0;
+
+	/* batches come in order: the names first seen in this one follow ours */
+	if (b->nnames > p->nnames) {
+		size_t k = b->nnames - b->names_from;
+
+		p->names = tc_xrealloc(p->names, b->nnames * sizeof(*p->names));
+		p->lens = tc_xrealloc(p->lens, b->nnames * sizeof(*p->lens));
+		memcpy(p->names + b->names_from, b->new_names, k * sizeof(*p->names));
+		memcpy(p->lens + b->names_from, b->new_lens, k * sizeof(*p->lens));
+		p->nnames = b->nnames;
+	}
+	nv.v = p->names;
+	nv.lens = p->lens;
+	for (size_t i = 0; i < b->nev && !rc; i++) {
+		const struct piece *one = NULL, *at[PAR_MAX], *end[PAR_MAX];
+		size_t total = 0;
+		int lists = 0;
+
+		for (int k = 0; k < p->n; k++) {
+			const struct par_out *o = &b->out[k];
+
+			if (o->first[i + 1] == o->first[i])
+				continue;
+			at[lists] = one = o->p + o->first[i];
+			end[lists] = o->p + o->first[i + 1];
+			total += (size_t)(end[lists] - at[lists]);
+			lists++;
+		}
+		if (lists == 1) {
+			rc = flush_pieces(e, &nv, &p->label, b->eid[i], one, total);
+			continue;
+		}
+		if (!lists)
+			continue;
+		if (total > p->cpieces) {
+			p->cpieces = TC_MAX(total, 2 * p->cpieces);
+			p->pieces = tc_xrealloc(p->pieces, p->cpieces * sizeof(*p->pieces));
+		}
+		for (size_t q = 0; q < total; q++) {
+			int best = 0;
+
+			for (int l = 1; l < lists; l++)
+				if (piece_lt(at[l], at[best]))
+					best = l;
+			p->pieces[q] = *at[best]++;
+			if (at[best] == end[best]) {
+				at[best] = at[--lists];
+				end[best] = end[lists];
+			}
+		}
+		rc = flush_pieces(e, &nv, &p->label, b->eid[i], p->pieces, total);
+	}
+	return rc;
+}
+
+/*
+ * The reporting side: report batch p->combined once every worker is done
+ * with it; with @wait, until @upto are, else those done.  After an error
+ * the batches are let go without reporting.  Called under mu, which it
+ * drops while it reports.
+ */
+static void
+par_report(struct deps_par *p, uint64_t upto, bool wait)
+{
+	while (p->combined < upto && !p->quit) {
+		struct par_batch *b;
+		int rc = 0;
+
+		if (!par_ready(p, p->combined)) {
+			if (!wait)
+				return;
+			pthread_cond_wait(&p->cv_done, &p->mu);
+			continue;
+		}
+		b = &p->ring[p->combined % PAR_RING];
+		pthread_mutex_unlock(&p->mu);
+		if (!p->rc)	/* only this side writes it */
+			rc = par_combine(p, b);
+		pthread_mutex_lock(&p->mu);
+		if (rc && !p->rc)
+			p->rc = rc;
+		b->nev = b->nacc = 0;
+		p->combined++;
+		pthread_cond_signal(&p->cv_free);
+	}
+}
+
+static void *
+par_reporter(void *arg)
+{
+	struct deps_par *p = arg;
+
+	tc_thread_name("deps-report");
+	pthread_mutex_lock(&p->mu);
+	while (!p->quit) {
+		if (p->combined < p->published)
+			par_report(p, p->published, true);
+		else
+			pthread_cond_wait(&p->cv_done, &p->mu);
+		p->rcpu_ns = thread_cpu_ns();
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/*
+ * Hand the batch being filled to the workers, with the names it may need;
+ * report what is done (without a reporter); wait until the next slot is
+ * free.  Return: 0 or the first error of an edge callback.
+ */
+static int
+par_publish(struct deps_engine *e)
+{
+	struct deps_par *p = e->par;
+	struct par_batch *b = &p->ring[p->published % PAR_RING];
+	int rc;
+
+	/* the engine's name arrays move as they grow: the new names go with the batch */
+	b->names_from = p->names_sent;
+	b->nnames = e->bufs.n;
+	if (b->nnames > b->names_from) {
+		size_t k = b->nnames - b->names_from;
+
+		if (k > b->cnew) {
+			b->cnew = k;
+			b->new_names = tc_xrealloc(b->new_names, k * sizeof(*b->new_names));
+			b->new_lens = tc_xrealloc(b->new_lens, k * sizeof(*b->new_lens));
+		}
+		memcpy(b->new_names, e->bufs.v + b->names_from, k * sizeof(*b->new_names));
+		memcpy(b->new_lens, e->bufs.lens + b->names_from, k * sizeof(*b->new_lens));
+		p->names_sent = b->nnames;
+	}
+	pthread_mutex_lock(&p->mu);
+	p->published++;
+	pthread_cond_broadcast(&p->cv_work);
+	if (p->reporter) {
+		pthread_cond_signal(&p->cv_done);
+		while (p->published - p->combined >= PAR_RING)
+			pthread_cond_wait(&p->cv_free, &p->mu);
+	} else {
+		par_report(p, p->published, false);
+		if (p->published - p->combined >= PAR_RING)
+			par_report(p, p->published - PAR_RING + 1, true);
+	}
+	rc = p->rc;
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+/* Queue event @eid's accesses (e->accs) into the batch being filled. */
+static int
+par_add(struct deps_engine *e, int64_t eid)
+{
+	struct deps_par *p = e->par;
+	struct par_batch *b = &p->ring[p->published % PAR_RING];
+
+	if (b->nev + 1 >= b->cev) {
+		b->cev = b->cev ? 2 * b->cev : PAR_BATCH + 1;
+		b->eid = tc_xrealloc(b->eid, b->cev * sizeof(*b->eid));
+		b->first = tc_xrealloc(b->first, b->cev * sizeof(*b->first));
+	}
+	if (b->nacc + e->naccs > b->cacc) {
+		b->cacc = TC_MAX(b->nacc + e->naccs, 2 * b->cacc);
+		b->acc = tc_xrealloc(b->acc, b->cacc * sizeof(*b->acc));
+	}
+	if (!b->nev)
+		b->first[0] = 0;
+	memcpy(b->acc + b->nacc, e->accs, e->naccs * sizeof(*e->accs));
+	b->nacc += e->naccs;
+	b->eid[b->nev++] = (uint32_t)eid;
+	b->first[b->nev] = (uint32_t)b->nacc;
+	return b->nev >= PAR_BATCH ? par_publish(e) : 0;
+}
+
+/* Hand over the last batch and wait until every queued event's edges are reported. */
+static int
+par_flush(struct deps_engine *e)
+{
+	struct deps_par *p = e->par;
+	int rc = 0;
+
+	if (p->ring[p->published % PAR_RING].nev)
+		rc = par_publish(e);
+	pthread_mutex_lock(&p->mu);
+	if (p->reporter)
+		while (p->combined < p->published)
+			pthread_cond_wait(&p->cv_free, &p->mu);
+	else
+		par_report(p, p->published, true);
+	if (!rc)
+		rc = p->rc;
+	pthread_mutex_unlock(&p->mu);
+	return rc;
+}
+
+/* Stop the threads and free everything (@p->n workers and the reporter, if any, started). */
+static void
+par_free(struct deps_par *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->quit = true;
+	pthread_cond_broadcast(&p->cv_work);
+	pthread_cond_broadcast(&p->cv_done);
+	pthread_mutex_unlock(&p->mu);
+	if (p->reporter)
+		pthread_join(p->rth, NULL);
+	for (int k = 0; k < p->n; k++) {
+		struct par_worker *w = &p->w[k];
+
+		pthread_join(w->th, NULL);
+		for (uint32_t i = 0; i < w->nmaps; i++)
+			deps_imap_free(w->maps[i]);
+		free(w->maps);
+		free(w->ptmp);
+	}
+	for (int r = 0; r < PAR_RING; r++) {
+		struct par_batch *b = &p->ring[r];
+
+		free(b->eid);
+		free(b->first);
+		free(b->acc);
+		free(b->new_names);
+		free(b->new_lens);
+		for (int k = 0; k < PAR_MAX; k++) {
+			free(b->out[k].p);
+			free(b->out[k].first);
+		}
+	}
+	free(p->names);
+	free(p->lens);
+	free(p->pieces);
+	pthread_cond_destroy(&p->cv_work);
+	pthread_cond_destroy(&p->cv_done);
+	pthread_cond_destroy(&p->cv_free);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+/* The live intervals of the workers' maps (they are idle). */
+static size_t
+par_live(const struct deps_par *p)
+{
+	size_t n = 0;
+
+	for (int k = 0; p && k < p->n; k++)
+		for (uint32_t i = 0; i < p->w[k].nmaps; i++)
+			n += deps_imap_count(p->w[k].maps[i]);
+	return n;
+}
+
+int64_t
+deps_engine_thread_cpu(struct deps_engine *e, int k, const char **what)
+{
+	struct deps_par *p = e->par;
+	int64_t ns = -1;
+
+	if (!p || k < 0 || k > p->n || (k == p->n && !p->reporter))
+		return -1;
+	pthread_mutex_lock(&p->mu);
+	ns = k < p->n ? p->w[k].cpu_ns : p->rcpu_ns;
+	pthread_mutex_unlock(&p->mu);
+	*what = k < p->n ? "worker" : "reporter";
+	return ns;
+}
+
+int
+deps_engine_set_threads(struct deps_engine *e, int n)
+{
+	struct deps_par *p;
+	int rc = 0, workers, err;
+
+	if (e->par || e->nevents)
+		return -EBUSY;
+	if (n <= 1)
+		return 0;
+	n = TC_MIN(n, PAR_MAX);
+	p = tc_xcalloc(1, sizeof(*p));
+	p->e = e;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv_work, NULL);
+	pthread_cond_init(&p->cv_done, NULL);
+	pthread_cond_init(&p->cv_free, NULL);
+	p->reporter = n >= PAR_REPORTER;
+	workers = n - 1 - p->reporter;
+	/* the workers read p->n only once a batch is handed over: set it first */
+	p->n = workers;
+	for (int k = 0; k < workers; k++) {
+		p->w[k].par = p;
+		p->w[k].k = k;
+	}
+	for (int k = 0; k < workers; k++) {
+		err = pthread_create(&p->w[k].th, NULL, par_main, &p->w[k]);
+		if (err) {	/* stop those started: the engine stays on one thread */
+			p->n = k;
+			p->reporter = false;
+			goto fail;
+		}
+	}
+	if (p->reporter) {
+		err = pthread_create(&p->rth, NULL, par_reporter, p);
+		if (err) {
+			p->reporter = false;
+			goto fail;
+		}
+	}
+	e->par = p;
+	return 0;
+fail:
+	rc = -err;
+	par_free(p);
 	return rc;
 }
 
@@ -783,6 +1306,12 @@ deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, c
 	e->cur_end = ts + (dur > 0 ? dur : 0);
 	if (scan_args(e, args, args_len))
 		e->naccs = 0;	/* not a JSON object: no access sets (the reader checked it) */
+	if (e->par) {
+		rc = e->naccs ? par_add(e, eid) : 0;
+		if (rc)
+			e->rc = rc;
+		return rc;
+	}
 
 	/* All reads see the state before this event; then its writes. */
 	for (int pass = 0; pass < 2; pass++)
@@ -798,114 +1327,114 @@ deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, c
 			e->cur_buf = a->buf;
 			deps_imap_access(e->maps[a->buf], a->lo, a->hi, a->write, eid, emit_piece, e);
 		}
-	rc = flush_pieces(e, eid);
+	if (e->npieces > 1)
+		sort_pieces(e->pieces, e->npieces, &e->ptmp, &e->cptmp);
+	{
+		struct nview nv = { e->bufs.v, e->bufs.lens };
+
+		rc = flush_pieces(e, &nv, &e->label, eid, e->pieces, e->npieces);
+	}
+	e->npieces = 0;
 	if (rc)
 		e->rc = rc;
 	return rc;
 }
 
-/* An element's place in a sort: its 96-bit key (hi, lo) and where it was. */
-struct rkey {
-	uint64_t lo;
-	uint32_t hi;
-	uint32_t at;
-};
+static inline bool
+signal_end_lt(const struct signal *x, const struct signal *y)
+{
+	return x->end < y->end;
+}
+
+/* signal_sort_end(): by end time, stably, merges of halves in order skipped (common/tc-sort.h) */
+TC_MSORT_DEFINE(signal_sort_end, struct signal, signal_end_lt)
 
 /*
- * Stable LSD radix sort of @n (below UINT32_MAX: more signals or waits than
- * that would take 128 GiB) elements of @size bytes at @v by the
- * keys @k[i] (consumed), a byte a pass; the bytes equal in every key are
- * skipped (a key's high bytes mostly are).  O(n) per pass, where qsort()
- * took O(n log n) calls of a comparison: millions of signals and waits on
- * large traces.  Memory: @k and a copy of it (the elements are permuted in
- * place).
+ * Signals by (semaphore, end, processing order), into a new array (*@pv
+ * is freed and replaced).  They were added in processing order, so a stable
+ * sort by (semaphore, end) gives that: a counting sort by semaphore (one
+ * pass, each signal moved once), then each semaphore's signals
+ * merge-sorted by end.  Those mostly come in end order already (a unit
+ * runs its events in sequence), so most merges are skipped.  This replaced
+ * an LSD radix sort of (semaphore, end) keys and a permutation of the
+ * signals, whose scattered passes over tens of MB took about 1 s for the
+ * 2.5M signals and waits of the 10M-event bench trace.
  */
 static void
-radix_sort(void *v, size_t n, size_t size, struct rkey *k)
+sort_signals(struct signal **pv, size_t n, uint32_t nsems)
 {
-	size_t (*cnt)[256] = tc_xcalloc(12, sizeof(*cnt));
-	struct rkey *t = tc_xmalloc(n * sizeof(*t)), *from = k, *to = t, *x;
-	char *tmp = tc_xmalloc(size), *e = v;
+	struct signal *v = *pv, *out = tc_xmalloc(n * sizeof(*out)), *tmp;
+	size_t *first = tc_xcalloc((size_t)nsems + 1, sizeof(*first)), most = 0;
 
 	for (size_t i = 0; i < n; i++)
-		for (int d = 0; d < 12; d++)
-			cnt[d][(d < 8 ? k[i].lo >> 8 * d : (uint64_t)k[i].hi >> 8 * (d - 8)) & 0xff]++;
-	for (int d = 0; d < 12; d++) {
-		size_t sum = 0, c;
-		bool uniform = false;
-
-		for (int b = 0; b < 256; b++) {
-			uniform |= cnt[d][b] == n;
-			c = cnt[d][b];
-			cnt[d][b] = sum;
-			sum += c;
-		}
-		if (uniform)
-			continue;
-		for (size_t i = 0; i < n; i++) {
-			unsigned b = (d < 8 ? from[i].lo >> 8 * d : (uint64_t)from[i].hi >> 8 * (d - 8)) &
-				     0xff;
-
-			to[cnt[d][b]++] = from[i];
-		}
-		x = from;
-		from = to;
-		to = x;
+		first[v[i].sem + 1]++;
+	for (uint32_t s = 0; s < nsems; s++) {
+		most = TC_MAX(most, first[s + 1]);
+		first[s + 1] += first[s];
 	}
-	/* element i goes to where from[] lists it: follow each cycle once */
-	for (size_t i = 0; i < n; i++) {
-		size_t j = i, src;
+	for (size_t i = 0; i < n; i++)
+		out[first[v[i].sem]++] = v[i];
+	/* first[s] is now where semaphore s + 1 starts */
+	tmp = tc_xmalloc((most / 2 + 1) * sizeof(*tmp));
+	for (uint32_t s = 0; s < nsems; s++) {
+		size_t a = s ? first[s - 1] : 0;
 
-		if (from[i].at == UINT32_MAX || from[i].at == i)
-			continue;
-		memcpy(tmp, e + i * size, size);
-		for (;;) {
-			src = from[j].at;
-			from[j].at = UINT32_MAX;
-			if (src == i) {
-				memcpy(e + j * size, tmp, size);
-				break;
-			}
-			memcpy(e + j * size, e + src * size, size);
-			j = src;
-		}
+		signal_sort_end(out + a, tmp, first[s] - a);
 	}
 	free(tmp);
-	free(t);
-	free(cnt);
+	free(first);
+	free(v);
+	*pv = out;
 }
+
+static inline bool
+wait_lt(const struct wait *x, const struct wait *y)
+{
+	return x->eid != y->eid ? x->eid < y->eid : x->src < y->src;
+}
+
+TC_MSORT_DEFINE(wait_sort, struct wait, wait_lt)
 
 /*
- * Signals by (semaphore, end, processing order): they were added in
- * processing order, so a stable sort by (semaphore, end) is that.
+ * Waits by (event, source), stably (an event's waits on one source keep
+ * their order), into a new array (*@pv is freed and replaced): a counting
+ * sort by the event id's high bits, with about as many buckets as waits,
+ * then each bucket (a few waits) merge-sorted.  Two passes over the waits
+ * where an LSD radix sort took six and a permutation.
  */
 static void
-sort_signals(struct signal *v, size_t n)
+sort_waits(struct wait **pv, size_t n)
 {
-	struct rkey *k = tc_xmalloc(n * sizeof(*k));
+	struct wait *v = *pv, *out = tc_xmalloc(n * sizeof(*out)), *tmp;
+	int64_t max = 0;
+	unsigned shift = 0;
+	size_t nb, *first, most = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		k[i].hi = v[i].sem;
-		k[i].lo = (uint64_t)v[i].end ^ (UINT64_C(1) << 63);	/* signed order */
-		k[i].at = (uint32_t)i;
+	for (size_t i = 0; i < n; i++)
+		max = TC_MAX(max, v[i].eid);
+	while ((size_t)((uint64_t)max >> shift) >= n)
+		shift++;
+	nb = (size_t)((uint64_t)max >> shift) + 1;
+	first = tc_xcalloc(nb + 1, sizeof(*first));
+	for (size_t i = 0; i < n; i++)
+		first[((uint64_t)v[i].eid >> shift) + 1]++;
+	for (size_t b = 0; b < nb; b++) {
+		most = TC_MAX(most, first[b + 1]);
+		first[b + 1] += first[b];
 	}
-	radix_sort(v, n, sizeof(*v), k);
-	free(k);
-}
+	for (size_t i = 0; i < n; i++)
+		out[first[(uint64_t)v[i].eid >> shift]++] = v[i];
+	tmp = tc_xmalloc((most / 2 + 1) * sizeof(*tmp));
+	for (size_t b = 0; b < nb; b++) {	/* first[b] is now where bucket b + 1 starts */
+		size_t a = b ? first[b - 1] : 0;
 
-/* Waits by (event, source), stably: an event's waits on one source keep their order. */
-static void
-sort_waits(struct wait *v, size_t n)
-{
-	struct rkey *k = tc_xmalloc(n * sizeof(*k));
-
-	for (size_t i = 0; i < n; i++) {
-		k[i].hi = (uint32_t)v[i].eid;	/* ids are below 2^32 (deps_engine_event()) */
-		k[i].lo = (uint64_t)v[i].src;
-		k[i].at = (uint32_t)i;
+		if (first[b] - a > 1)
+			wait_sort(out + a, tmp, first[b] - a);
 	}
-	radix_sort(v, n, sizeof(*v), k);
-	free(k);
+	free(tmp);
+	free(first);
+	free(v);
+	*pv = out;
 }
 
 int
@@ -914,10 +1443,16 @@ deps_engine_finish(struct deps_engine *e)
 	size_t *off = NULL, *cnt = NULL, i, j;
 	int rc = e->rc;
 
+	if (!rc && e->par) {
+		rc = par_flush(e);
+		e->rc = rc;
+	}
 	if (rc || !e->nwaits)
 		return rc;
-	if (e->nsignals > 1)
-		sort_signals(e->signals, e->nsignals);
+	if (e->nsignals > 1) {
+		sort_signals(&e->signals, e->nsignals, e->sems.n);
+		e->csignals = e->nsignals;
+	}
 	off = tc_xcalloc(e->sems.n + 1, sizeof(*off));
 	cnt = tc_xcalloc(e->sems.n + 1, sizeof(*cnt));
 	for (i = e->nsignals; i-- > 0;) {
@@ -933,7 +1468,8 @@ deps_engine_finish(struct deps_engine *e)
 		if (w->src == w->eid)
 			w->src = 0;
 	}
-	sort_waits(e->waits, e->nwaits);
+	sort_waits(&e->waits, e->nwaits);
+	e->cwaits = e->nwaits;
 	for (i = 0; i < e->nwaits && !rc; i = j) {
 		const char *sem = e->sems.v[e->waits[i].sem];
 		size_t slen = e->sems.lens[e->waits[i].sem];

@@ -150,12 +150,39 @@ void deps_engine_free(struct deps_engine *e);
 void deps_engine_set_parts(struct deps_engine *e, deps_parts_fn fn);
 
 /**
+ * deps_engine_set_threads - derive on @n threads in all (at most 8), the
+ * calling one included: it scans the args; the interval maps run on worker
+ * threads (nx-deps-K), each owning the buffers whose id is K modulo their
+ * number; with 4 threads or more one of them (nx-deps-report) merges the
+ * workers' results and calls the edge callbacks, else the calling thread
+ * does between events.  The edges, their labels and the order in which the
+ * edge callbacks get them are the same as with one thread, but the
+ * flow/anti/output edges of an event are reported later (by the time a
+ * later deps_engine_event() or deps_engine_finish() returns) and, with 4
+ * threads or more, on the reporting thread, while malformed strings are
+ * still reported on the calling thread as it scans them.  Call before the
+ * first event; @n <= 1 keeps everything on the calling thread.  The threads
+ * stop in deps_engine_free().
+ * Return: 0, -EBUSY (events came already), or -errno when a thread could
+ * not be started (the engine then stays on one thread).
+ */
+int deps_engine_set_threads(struct deps_engine *e, int n);
+
+/**
+ * deps_engine_thread_cpu - the CPU time thread @k (0 .. : the workers, then
+ * the reporter) has used as of its last batch, in ns, and *@what it is
+ * ("worker" or "reporter"); -1 past the last.
+ */
+int64_t deps_engine_thread_cpu(struct deps_engine *e, int k, const char **what);
+
+/**
  * deps_engine_event - process one event (@eid 1 .. UINT32_MAX, as the store
  * numbers them); events must arrive ordered by (ts, ts + dur, file order).  @args is the event's JSON args object text
  * (reads, writes, signals, waits, operands), @args_len bytes (no NUL
  * needed), or NULL.  Only the top-level keys named above are decoded; no
  * JSON value is built.  Flow/anti/output edges into @eid are reported
- * before this returns; semaphore edges at finish.
+ * before this returns (with worker threads, in a later call); semaphore
+ * edges at finish.
  * Return: 0, -ERANGE for an id out of range (the event is ignored), or the
  * first negative value an edge callback returned.
  */
@@ -163,12 +190,16 @@ int deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t du
 		      const char *args, size_t args_len);
 
 /**
- * deps_engine_finish - resolve semaphore waits against signals counted in
+ * deps_engine_finish - report the flow/anti/output edges still queued for
+ * worker threads, then resolve semaphore waits against signals counted in
  * completion order and report the order edges.  Return: as above.
  */
 int deps_engine_finish(struct deps_engine *e);
 
-/** deps_engine_live - live intervals over all buffers (memory bound check). */
+/**
+ * deps_engine_live - live intervals over all buffers (memory bound check);
+ * with worker threads, only after deps_engine_finish().
+ */
 size_t deps_engine_live(const struct deps_engine *e);
 
 #endif /* DEPS_DEPS_INT_H */

@@ -35,3 +35,9 @@ EXTRA_DIST += tests/deps/deps-lib.sh tests/deps/rules.sh tests/deps/critical-pat
 noinst_PROGRAMS += tests/deps-gen
 tests_deps_gen_SOURCES = tests/deps-gen.c
 EXTRA_DIST += bench/deps-bench.sh
+
+check_PROGRAMS += tests/unit/test-deps-par
+TESTS += tests/unit/test-deps-par
+tests_unit_test_deps_par_SOURCES = tests/unit/test-deps-par.c tests/tap.h
+tests_unit_test_deps_par_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
+tests_unit_test_deps_par_LDADD = $(NX_LDADD)

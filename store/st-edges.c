@@ -5,8 +5,10 @@
  * table `edges` that every trace connection sees.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "common/tc-varint.h"
 #include "store/store-int.h"
 
@@ -760,14 +762,241 @@ st_edges_enc_out(const uint64_t *r, size_t a, size_t b, uint32_t part_base, uint
 	return (size_t)(p - buf);
 }
 
+/*
+ * Finishing: each partition is sorted and its blocks' blobs encoded (a
+ * "pack"), then the blocks are written in order.  With two CPUs or more
+ * (and NX_DEPS_THREADS not 1) a thread packs the next partitions while this
+ * one writes the blocks of the last, at most ST_PACK_AHEAD ahead, so memory
+ * is the budget plus ST_PACK_AHEAD + 1 partitions' sort arrays and blobs.
+ */
+#define ST_PACK_AHEAD 2
+#define ST_PACK_MIN_EDGES 65536	/* fewer edges: packed on this thread */
+
+struct st_prow {		/* one edge_blocks row of a pack */
+	int64_t id;
+	size_t ioff, ilen, ooff, olen;	/* its blobs in the pack's buffer; len 0: NULL */
+};
+
+struct st_pack {		/* the rows of one partition */
+	uint8_t *buf;
+	size_t cap;
+	struct st_prow *rows;
+	size_t nrows, crows;
+	int rc;			/* 0, or -EBADMSG: a record does not parse */
+};
+
+struct st_packer {		/* the scratch of a thread that packs */
+	const uint8_t **gs;
+	uint64_t *rs;
+	uint32_t *fa, *fb;
+	size_t gcap, rcap;
+};
+
+static void
+st_packer_free(struct st_packer *k)
+{
+	free(k->gs);
+	free(k->rs);
+	free(k->fa);
+	free(k->fb);
+}
+
+/*
+ * Sort partition @p and encode its blocks into @pk, then let its pages go
+ * (they are only read here).  Memory: the sort arrays in @k and the blobs.
+ */
+static void
+st_edges_pack(struct st_edges *x, uint32_t p, struct st_packer *k, struct st_pack *pk)
+{
+	size_t nids = (size_t)1 << x->part_shift, need;
+	struct st_estream *si = &x->in[p], *so = &x->out[p];
+	uint32_t base = p << x->part_shift;
+
+	pk->nrows = 0;
+	pk->rc = 0;
+	if (!k->fa) {
+		k->fa = tc_xmalloc((nids + 1) * sizeof(*k->fa));
+		k->fb = tc_xmalloc((nids + 1) * sizeof(*k->fb));
+	}
+	/* scratch for the partition (nothing in it is kept: no realloc copies) */
+	if (si->count > k->gcap) {
+		k->gcap = si->count;
+		free(k->gs);
+		k->gs = tc_xmalloc(k->gcap * sizeof(*k->gs));
+	}
+	if (so->count > k->rcap) {
+		k->rcap = so->count;
+		free(k->rs);
+		k->rs = tc_xmalloc(k->rcap * sizeof(*k->rs));
+	}
+	/* a bound for all the blocks of the partition */
+	need = si->bytes + si->count * TC_VARINT_MAX + so->count * 3 * TC_VARINT_MAX;
+	if (need > pk->cap) {
+		pk->cap = need;
+		free(pk->buf);
+		pk->buf = tc_xmalloc(need);
+	}
+	if (st_edges_sort_in(x, si, k->fa, nids, k->gs) < 0 ||
+	    st_edges_sort_out(x, so, k->fb, nids, k->rs) < 0) {
+		pk->rc = -EBADMSG;
+		goto out;
+	}
+	need = 0;
+	for (size_t i = 0; i < nids; i += ST_EDGE_BLOCK) {
+		size_t a0 = k->fa[i], a1 = k->fa[TC_MIN(i + ST_EDGE_BLOCK, nids)];
+		size_t b0 = k->fb[i], b1 = k->fb[TC_MIN(i + ST_EDGE_BLOCK, nids)];
+		struct st_prow *r;
+
+		if (a0 == a1 && b0 == b1)
+			continue;
+		if (pk->nrows == pk->crows) {
+			pk->crows = pk->crows ? 2 * pk->crows : 256;
+			pk->rows = tc_xrealloc(pk->rows, pk->crows * sizeof(*pk->rows));
+		}
+		r = &pk->rows[pk->nrows++];
+		r->id = (base + (int64_t)i) / ST_EDGE_BLOCK;
+		r->ioff = need;
+		r->ilen = st_edges_enc_in(k->gs, a0, a1, base, base + (uint32_t)i, pk->buf + need);
+		need += r->ilen;
+		r->ooff = need;
+		r->olen = st_edges_enc_out(k->rs, b0, b1, base, base + (uint32_t)i, pk->buf + need);
+		need += r->olen;
+	}
+out:
+	st_estream_clear(si);
+	st_estream_clear(so);
+	if (x->spilling)
+		st_spill_drop(&x->spill);
+}
+
+/* Write the rows of @pk.  Return: 0 or -errno with @err set. */
+static int
+st_edges_write_pack(struct st_edges *x, const struct st_pack *pk, struct tc_err *err)
+{
+	int rc = 0;
+
+	if (pk->rc < 0)
+		return tc_err_set(err, pk->rc, "edges: a record does not parse");
+	for (size_t i = 0; i < pk->nrows && !rc; i++) {
+		const struct st_prow *r = &pk->rows[i];
+
+		sqlite3_bind_int64(x->ins_block, 1, r->id);
+		if (r->ilen)
+			sqlite3_bind_blob(x->ins_block, 2, pk->buf + r->ioff, (int)r->ilen,
+					  SQLITE_STATIC);
+		else
+			sqlite3_bind_null(x->ins_block, 2);
+		if (r->olen)
+			sqlite3_bind_blob(x->ins_block, 3, pk->buf + r->ooff, (int)r->olen,
+					  SQLITE_STATIC);
+		else
+			sqlite3_bind_null(x->ins_block, 3);
+		if (sqlite3_step(x->ins_block) != SQLITE_DONE)
+			rc = st_edges_sqlerr(x, err, "blocks");
+		sqlite3_reset(x->ins_block);
+	}
+	return rc;
+}
+
+/* The thread that packs ahead (nx-edge-pack) and what it shares with the writer. */
+struct st_packq {
+	struct st_edges *x;
+	uint32_t *parts;	/* the partitions with edges, in order */
+	size_t nparts;
+	struct st_pack slot[ST_PACK_AHEAD + 1];	/* parts[i] in slot[i % (AHEAD + 1)] */
+	size_t packed, written;	/* under mu */
+	bool stop;		/* under mu: the writer failed */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static void *
+st_packq_main(void *arg)
+{
+	struct st_packq *q = arg;
+	struct st_packer k = { 0 };
+
+	tc_thread_name("edge-pack");
+	for (size_t i = 0; i < q->nparts; i++) {
+		bool stop;
+
+		pthread_mutex_lock(&q->mu);
+		while (i - q->written > ST_PACK_AHEAD && !q->stop)
+			pthread_cond_wait(&q->cv, &q->mu);
+		stop = q->stop;
+		pthread_mutex_unlock(&q->mu);
+		if (stop)
+			break;
+		st_edges_pack(q->x, q->parts[i], &k, &q->slot[i % (ST_PACK_AHEAD + 1)]);
+		pthread_mutex_lock(&q->mu);
+		q->packed++;
+		pthread_cond_broadcast(&q->cv);
+		pthread_mutex_unlock(&q->mu);
+	}
+	st_packer_free(&k);
+	return NULL;
+}
+
+/*
+ * Whether to pack on a second thread: two CPUs or more, enough edges, and
+ * not NX_DEPS_THREADS=1 (which keeps the analysis on one thread).
+ */
+static bool
+st_edges_pack_ahead(const struct st_edges *x)
+{
+	const char *s = getenv("NX_DEPS_THREADS");
+
+	if (s && !strcmp(s, "1"))
+		return false;
+	return x->nedges >= ST_PACK_MIN_EDGES && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+}
+
+/*
+ * Pack on a thread and write here, partition by partition.  Return: 0,
+ * -errno with @err set, or 1 when the thread could not start (nothing done).
+ */
+static int
+st_edges_finish_ahead(struct st_edges *x, uint32_t *parts, size_t nparts, struct tc_err *err)
+{
+	struct st_packq q = { .x = x, .parts = parts, .nparts = nparts };
+	pthread_t th;
+	int rc = 0, e;
+
+	pthread_mutex_init(&q.mu, NULL);
+	pthread_cond_init(&q.cv, NULL);
+	e = pthread_create(&th, NULL, st_packq_main, &q);
+	if (e) {
+		rc = 1;
+		goto out;
+	}
+	for (size_t i = 0; i < nparts && !rc; i++) {
+		pthread_mutex_lock(&q.mu);
+		while (q.packed <= i)
+			pthread_cond_wait(&q.cv, &q.mu);
+		pthread_mutex_unlock(&q.mu);
+		rc = st_edges_write_pack(x, &q.slot[i % (ST_PACK_AHEAD + 1)], err);
+		pthread_mutex_lock(&q.mu);
+		q.written++;
+		q.stop = rc < 0;
+		pthread_cond_broadcast(&q.cv);
+		pthread_mutex_unlock(&q.mu);
+	}
+	pthread_join(th, NULL);
+out:
+	for (int i = 0; i <= ST_PACK_AHEAD; i++) {
+		free(q.slot[i].buf);
+		free(q.slot[i].rows);
+	}
+	pthread_cond_destroy(&q.cv);
+	pthread_mutex_destroy(&q.mu);
+	return rc;
+}
+
 int
 st_edges_finish(struct st_edges *x, struct tc_err *err)
 {
-	size_t nids = (size_t)1 << x->part_shift, gcap = 0, rcap = 0, ecap = 0, ocap = 0;
-	const uint8_t **gs = NULL;
-	uint64_t *rs = NULL;
-	uint8_t *ebuf = NULL, *obuf = NULL;
-	uint32_t *fa = NULL, *fb = NULL;
+	uint32_t *parts = NULL;
+	size_t nparts = 0;
 	int rc = x->failed;
 
 	if (rc < 0) {
@@ -785,75 +1014,30 @@ st_edges_finish(struct st_edges *x, struct tc_err *err)
 			goto out;
 		}
 	}
-	fa = tc_xmalloc((nids + 1) * sizeof(*fa));
-	fb = tc_xmalloc((nids + 1) * sizeof(*fb));
-	for (uint32_t p = 0; p < x->nparts && !rc; p++) {
-		struct st_estream *si = &x->in[p], *so = &x->out[p];
-		uint32_t base = p << x->part_shift;
+	parts = tc_xmalloc((x->nparts + 1) * sizeof(*parts));
+	for (uint32_t p = 0; p < x->nparts; p++)
+		if (x->in[p].count || x->out[p].count)
+			parts[nparts++] = p;
+	if (nparts > 1 && st_edges_pack_ahead(x)) {
+		rc = st_edges_finish_ahead(x, parts, nparts, err);
+		if (rc <= 0)
+			goto out;
+		rc = 0;		/* no thread: pack here */
+	}
+	{
+		struct st_packer k = { 0 };
+		struct st_pack pk = { 0 };
 
-		if (!si->count && !so->count)
-			continue;
-		/* scratch for the partition (nothing in it is kept: no realloc copies) */
-		if (si->count > gcap) {
-			gcap = si->count;
-			free(gs);
-			gs = tc_xmalloc(gcap * sizeof(*gs));
+		for (size_t i = 0; i < nparts && !rc; i++) {
+			st_edges_pack(x, parts[i], &k, &pk);
+			rc = st_edges_write_pack(x, &pk, err);
 		}
-		if (so->count > rcap) {
-			rcap = so->count;
-			free(rs);
-			rs = tc_xmalloc(rcap * sizeof(*rs));
-		}
-		/* bounds for any block of the partition */
-		if (si->bytes + si->count * TC_VARINT_MAX > ecap) {
-			ecap = si->bytes + si->count * TC_VARINT_MAX;
-			free(ebuf);
-			ebuf = tc_xmalloc(ecap);
-		}
-		if (so->count * 3 * TC_VARINT_MAX > ocap) {
-			ocap = so->count * 3 * TC_VARINT_MAX;
-			free(obuf);
-			obuf = tc_xmalloc(ocap);
-		}
-		if (st_edges_sort_in(x, si, fa, nids, gs) < 0 ||
-		    st_edges_sort_out(x, so, fb, nids, rs) < 0) {
-			rc = tc_err_set(err, -EBADMSG, "edges: a record does not parse");
-			break;
-		}
-		for (size_t k = 0; k < nids && !rc; k += ST_EDGE_BLOCK) {
-			size_t a0 = fa[k], a1 = fa[TC_MIN(k + ST_EDGE_BLOCK, nids)];
-			size_t b0 = fb[k], b1 = fb[TC_MIN(k + ST_EDGE_BLOCK, nids)];
-			size_t ne, no;
-
-			if (a0 == a1 && b0 == b1)
-				continue;
-			ne = st_edges_enc_in(gs, a0, a1, base, base + (uint32_t)k, ebuf);
-			no = st_edges_enc_out(rs, b0, b1, base, base + (uint32_t)k, obuf);
-			sqlite3_bind_int64(x->ins_block, 1, (base + (int64_t)k) / ST_EDGE_BLOCK);
-			if (ne)
-				sqlite3_bind_blob(x->ins_block, 2, ebuf, (int)ne, SQLITE_STATIC);
-			else
-				sqlite3_bind_null(x->ins_block, 2);
-			if (no)
-				sqlite3_bind_blob(x->ins_block, 3, obuf, (int)no, SQLITE_STATIC);
-			else
-				sqlite3_bind_null(x->ins_block, 3);
-			if (sqlite3_step(x->ins_block) != SQLITE_DONE)
-				rc = st_edges_sqlerr(x, err, "blocks");
-			sqlite3_reset(x->ins_block);
-		}
-		st_estream_clear(si);
-		st_estream_clear(so);
-		if (x->spilling)
-			st_spill_drop(&x->spill);
+		st_packer_free(&k);
+		free(pk.buf);
+		free(pk.rows);
 	}
 out:
-	free(gs);
-	free(rs);
-	free(fa);
-	free(fb);
-	free(ebuf);
-	free(obuf);
+	free(parts);
 	return rc;
 }
 
