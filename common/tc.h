@@ -136,6 +136,8 @@ void tc_input_close(struct tc_input *in);
 /** tc_now_ns - CLOCK_REALTIME in ns.  tc_mono_ns - CLOCK_MONOTONIC in ns. */
 int64_t tc_now_ns(void);
 int64_t tc_mono_ns(void);
+/** tc_thread_cpu_ns - CPU time of the calling thread, nanoseconds. */
+int64_t tc_thread_cpu_ns(void);
 
 /** tc_random_hex - fill @out with @nbytes*2 random hex digits + NUL. */
 int tc_random_hex(char *out, size_t nbytes);

@@ -299,15 +299,6 @@ deps_enabled(void)
  * since @c0 and that of each worker (on a machine with a core for each, the
  * wall time would be about the largest of them).
  */
-static int64_t
-thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void
 derive_timing(struct deps_engine *e, int64_t t0, int64_t c0)
 {
@@ -315,7 +306,7 @@ derive_timing(struct deps_engine *e, int64_t t0, int64_t c0)
 	int64_t ns;
 
 	fprintf(stderr, "deps: %.3f s wall; cpu: this thread %.3f s",
-		(double)(tc_mono_ns() - t0) / 1e9, (double)(thread_cpu_ns() - c0) / 1e9);
+		(double)(tc_mono_ns() - t0) / 1e9, (double)(tc_thread_cpu_ns() - c0) / 1e9);
 	for (int k = 0; (ns = deps_engine_thread_cpu(e, k, &what)) >= 0; k++)
 		fprintf(stderr, ", %s %.3f s", what, (double)ns / 1e9);
 	fprintf(stderr, "\n");
@@ -348,7 +339,7 @@ deps_derive(struct st_writer *w, struct st_stats *stats, struct tc_err *err)
 {
 	struct derive d = { .w = w, .stats = stats, .err = err };
 	struct deps_engine *e = NULL;
-	int64_t t0 = tc_mono_ns(), c0 = thread_cpu_ns();
+	int64_t t0 = tc_mono_ns(), c0 = tc_thread_cpu_ns();
 	int rc;
 
 	if (!deps_enabled())

@@ -859,15 +859,6 @@ struct deps_par {
 	size_t cpieces;
 };
 
-static int64_t
-thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void
 par_emit(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
 {
@@ -942,7 +933,7 @@ par_main(void *arg)
 		b = &p->ring[w->done % PAR_RING];
 		pthread_mutex_unlock(&p->mu);
 		par_run(w, b);
-		ns = thread_cpu_ns();
+		ns = tc_thread_cpu_ns();
 		pthread_mutex_lock(&p->mu);
 		w->cpu_ns = ns;
 		w->done++;
@@ -1071,7 +1062,7 @@ par_reporter(void *arg)
 			par_report(p, p->published, true);
 		else
 			pthread_cond_wait(&p->cv_done, &p->mu);
-		p->rcpu_ns = thread_cpu_ns();
+		p->rcpu_ns = tc_thread_cpu_ns();
 	}
 	pthread_mutex_unlock(&p->mu);
 	return NULL;
