@@ -11,7 +11,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "common/tc-sort.h"
 #include "deps/deps-int.h"
 #include "store/store.h"
