@@ -172,6 +172,7 @@ struct st_cbuild {
 	struct st_chunk_dir dir;
 	struct tc_buf cols, args;
 	int64_t prev_ts, prev_seq;
+	uint32_t prev_name;	/* in the Bloom filter already, unless count is 1 */
 };
 
 struct st_fin {
@@ -441,7 +442,9 @@ st_fin_chunk_add(struct st_fin *f, int64_t id, int unit, const struct st_cev *e,
 	dir->end_max = TC_MAX(dir->end_max, e->ts + e->dur);
 	dir->min_depth = TC_MIN(dir->min_depth, e->depth);
 	dir->max_depth = TC_MAX(dir->max_depth, e->depth);
-	st_bloom_add(dir->bloom, e->name);
+	if (dir->count == 1 || e->name != cb->prev_name)	/* a counter's samples: once */
+		st_bloom_add(dir->bloom, e->name);
+	cb->prev_name = e->name;
 	if (e->args_len)
 		tc_buf_add(&cb->args, args, e->args_len);
 	return 0;
