@@ -329,9 +329,10 @@ st_run_emit(struct st_keys *ks, struct st_key *keys, struct st_rec *recs, size_t
 	    uint64_t base_seq)
 {
 	uint8_t buf[64 * 1024];
-	struct st_srec prev = { 0 }, e;
+	struct st_srec ent[2];	/* this entry and the previous, by turns: no struct copy */
 	uint64_t args_end = 0;
 	size_t i, nb = 0;
+	unsigned cur = 0;
 	int rc = 0;
 
 	if (!ks->scratch)
@@ -339,30 +340,30 @@ st_run_emit(struct st_keys *ks, struct st_key *keys, struct st_rec *recs, size_t
 	keys = st_keys_sort(keys, ks->scratch, n);
 	ks->runseg = tc_xrealloc(ks->runseg, (ks->nemitted + 2) * sizeof(*ks->runseg));
 	ks->runseg[ks->nemitted] = ks->nsegs;
-	for (i = 0; i < n && !rc; i++) {
+	for (i = 0; i < n && !rc; i++, cur ^= 1) {
 		const struct st_key *k = &keys[i];
 		const struct st_rec *r = &recs[k->seq - base_seq];
+		struct st_srec *e = &ent[cur], *prev = &ent[cur ^ 1];
 
 		/* records are gathered in key order: fetch a few ahead */
 		if (i + 16 < n)
 			__builtin_prefetch(&recs[keys[i + 16].seq - base_seq]);
-		if (i == 0 || k->unit != prev.key.unit) {
+		if (i == 0 || k->unit != prev->key.unit) {
 			st_seg_start(ks, k->unit, ks->out.size + nb);
-			memset(&prev, 0, sizeof(prev));
-			prev.key.unit = k->unit;
+			memset(prev, 0, sizeof(*prev));
+			prev->key.unit = k->unit;
 			args_end = 0;
 		}
 		ks->segs[ks->nsegs - 1].n++;
-		e.key = *k;
-		e.value = r->value;
-		e.args_off = r->args_off;
-		e.name = r->name;
-		e.cat = r->cat;
-		e.args_len = r->args_len;
-		e.kind = r->kind;
-		e.flags = r->flags;
-		nb += st_enc_entry(buf + nb, &e, &prev, &args_end);
-		prev = e;
+		e->key = *k;
+		e->value = r->value;
+		e->args_off = r->args_off;
+		e->name = r->name;
+		e->cat = r->cat;
+		e->args_len = r->args_len;
+		e->kind = r->kind;
+		e->flags = r->flags;
+		nb += st_enc_entry(buf + nb, e, prev, &args_end);
 		if (nb > sizeof(buf) - ST_E_MAX || i + 1 == n) {
 			rc = st_spill_write(&ks->out, buf, nb);
 			nb = 0;
