@@ -538,8 +538,16 @@ static void
 st_heap_down(struct st_merge *m, size_t i)
 {
 	size_t n = m->nheap;
-	struct st_mnode *h = m->heap, x = h[i];
+	struct st_mnode *h = m->heap, x;
 
+	/* field by field (see st_keys_merge_next()): the top's key was just
+	 * stored that way, and a wider load of it would stall */
+	x.key.ts = h[i].key.ts;
+	__asm__("" ::: "memory");
+	x.key.dur = h[i].key.dur;
+	x.key.seq = h[i].key.seq;
+	x.key.unit = h[i].key.unit;
+	x.run = h[i].run;
 	for (;;) {
 		size_t c = 2 * i + 1;
 
@@ -640,7 +648,13 @@ st_keys_merge_next(const struct st_keys *ks, struct st_merge *m)
 	if (!st_rcur_next(ks, m, c)) {
 		m->heap[0] = m->heap[--m->nheap];	/* run exhausted */
 	} else {
-		m->heap[0].key = c->e.key;
+		/* field by field: a 16-byte load of what st_dec_entry() just
+		 * stored as two 8-byte fields cannot be forwarded and stalls */
+		m->heap[0].key.ts = c->e.key.ts;
+		__asm__("" ::: "memory");
+		m->heap[0].key.dur = c->e.key.dur;
+		m->heap[0].key.seq = c->e.key.seq;
+		m->heap[0].key.unit = c->e.key.unit;
 		if (m->nheap == 1 || st_key_lt(&m->heap[0].key, &m->lim))
 			return &m->out;
 	}
