@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <string.h>
+#include "common/tc.h"
 
 /*
  * TC_MSORT_DEFINE(NAME, TYPE, LESS) defines
@@ -46,6 +47,47 @@ NAME(TYPE *a, TYPE *tmp, size_t n) \
 		a[k++] = LESS(&a[j], &tmp[i]) ? a[j++] : tmp[i++]; \
 	while (i < h) \
 		a[k++] = tmp[i++]; \
+}
+
+/*
+ * TC_BUCKET_MSORT_DEFINE(NAME, TYPE, BUCKET, LESS) defines
+ *	static TYPE *NAME(TYPE *a, size_t n, size_t nb, size_t arg)
+ * which sorts @n elements of @a stably by (BUCKET(x, arg), LESS) into a new
+ * array it returns (tc_xmalloc()'d; @a is freed): a counting pass into @nb
+ * buckets (BUCKET gives 0 .. nb - 1; @arg is passed through), each element
+ * moved once, then each bucket of more than one element merge-sorted by
+ * LESS (NAME##_bucket, TC_MSORT_DEFINE).  For keys with a small dense
+ * leading part: the buckets stay short and mostly in order.
+ */
+#define TC_BUCKET_MSORT_DEFINE(NAME, TYPE, BUCKET, LESS) \
+TC_MSORT_DEFINE(NAME##_bucket, TYPE, LESS) \
+static TYPE * \
+NAME(TYPE *a, size_t n, size_t nb, size_t arg) \
+{ \
+	TYPE *out = tc_xmalloc((n ? n : 1) * sizeof(*out)), *tmp; \
+	size_t *first = tc_xcalloc(nb + 1, sizeof(*first)), most = 0, i, b; \
+ \
+	(void)arg; \
+	for (i = 0; i < n; i++) \
+		first[BUCKET(&a[i], arg) + 1]++; \
+	for (b = 0; b < nb; b++) { \
+		most = most > first[b + 1] ? most : first[b + 1]; \
+		first[b + 1] += first[b]; \
+	} \
+	for (i = 0; i < n; i++) \
+		out[first[BUCKET(&a[i], arg)]++] = a[i]; \
+	/* first[b] is now where bucket b + 1 starts */ \
+	tmp = tc_xmalloc((most / 2 + 1) * sizeof(*tmp)); \
+	for (b = 0; b < nb; b++) { \
+		size_t lo = b ? first[b - 1] : 0; \
+ \
+		if (first[b] - lo > 1) \
+			NAME##_bucket(out + lo, tmp, first[b] - lo); \
+	} \
+	free(tmp); \
+	free(first); \
+	free(a); \
+	return out; \
 }
 
 #endif /* COMMON_TC_SORT_H */

@@ -1336,46 +1336,20 @@ signal_end_lt(const struct signal *x, const struct signal *y)
 	return x->end < y->end;
 }
 
-/* signal_sort_end(): by end time, stably, merges of halves in order skipped (common/tc-sort.h) */
-TC_MSORT_DEFINE(signal_sort_end, struct signal, signal_end_lt)
+#define SIGNAL_SEM(x, arg) ((size_t)(x)->sem)
 
 /*
- * Signals by (semaphore, end, processing order), into a new array (*@pv
- * is freed and replaced).  They were added in processing order, so a stable
- * sort by (semaphore, end) gives that: a counting sort by semaphore (one
- * pass, each signal moved once), then each semaphore's signals
- * merge-sorted by end.  Those mostly come in end order already (a unit
- * runs its events in sequence), so most merges are skipped.  This replaced
- * an LSD radix sort of (semaphore, end) keys and a permutation of the
- * signals, whose scattered passes over tens of MB took about 1 s for the
- * 2.5M signals and waits of the 10M-event bench trace.
+ * sort_signals(v, n, nsems, 0): signals by (semaphore, end, processing
+ * order), into a new array (common/tc-sort.h).  They were added in
+ * processing order, so a stable sort by (semaphore, end) gives that: a
+ * counting pass by semaphore, then each semaphore's signals merge-sorted by
+ * end.  Those mostly come in end order already (a unit runs its events in
+ * sequence), so most merges are skipped.  This replaced an LSD radix sort
+ * of (semaphore, end) keys and a permutation of the signals, whose
+ * scattered passes over tens of MB took about 1 s for the 2.5M signals and
+ * waits of the 10M-event bench trace.
  */
-static void
-sort_signals(struct signal **pv, size_t n, uint32_t nsems)
-{
-	struct signal *v = *pv, *out = tc_xmalloc(n * sizeof(*out)), *tmp;
-	size_t *first = tc_xcalloc((size_t)nsems + 1, sizeof(*first)), most = 0;
-
-	for (size_t i = 0; i < n; i++)
-		first[v[i].sem + 1]++;
-	for (uint32_t s = 0; s < nsems; s++) {
-		most = TC_MAX(most, first[s + 1]);
-		first[s + 1] += first[s];
-	}
-	for (size_t i = 0; i < n; i++)
-		out[first[v[i].sem]++] = v[i];
-	/* first[s] is now where semaphore s + 1 starts */
-	tmp = tc_xmalloc((most / 2 + 1) * sizeof(*tmp));
-	for (uint32_t s = 0; s < nsems; s++) {
-		size_t a = s ? first[s - 1] : 0;
-
-		signal_sort_end(out + a, tmp, first[s] - a);
-	}
-	free(tmp);
-	free(first);
-	free(v);
-	*pv = out;
-}
+TC_BUCKET_MSORT_DEFINE(sort_signals, struct signal, SIGNAL_SEM, signal_end_lt)
 
 static inline bool
 wait_lt(const struct wait *x, const struct wait *y)
@@ -1383,48 +1357,31 @@ wait_lt(const struct wait *x, const struct wait *y)
 	return x->eid != y->eid ? x->eid < y->eid : x->src < y->src;
 }
 
-TC_MSORT_DEFINE(wait_sort, struct wait, wait_lt)
+#define WAIT_EID_HIGH(x, shift) ((size_t)((uint64_t)(x)->eid >> (shift)))
 
 /*
- * Waits by (event, source), stably (an event's waits on one source keep
- * their order), into a new array (*@pv is freed and replaced): a counting
- * sort by the event id's high bits, with about as many buckets as waits,
- * then each bucket (a few waits) merge-sorted.  Two passes over the waits
- * where an LSD radix sort took six and a permutation.
+ * sort_waits(v, n, nb, shift): waits by (event, source), stably (an
+ * event's waits on one source keep their order), into a new array: a
+ * counting pass by the event id's high bits, with about as many buckets as
+ * waits (@shift and @nb from waits_shift()), then each bucket (a few waits)
+ * merge-sorted.  Two passes over the waits where an LSD radix sort took six
+ * and a permutation.
  */
-static void
-sort_waits(struct wait **pv, size_t n)
+TC_BUCKET_MSORT_DEFINE(sort_waits, struct wait, WAIT_EID_HIGH, wait_lt)
+
+/* The shift that leaves about as many buckets of event ids as waits; *@nb gets their number. */
+static unsigned
+waits_shift(const struct wait *v, size_t n, size_t *nb)
 {
-	struct wait *v = *pv, *out = tc_xmalloc(n * sizeof(*out)), *tmp;
 	int64_t max = 0;
 	unsigned shift = 0;
-	size_t nb, *first, most = 0;
 
 	for (size_t i = 0; i < n; i++)
 		max = TC_MAX(max, v[i].eid);
 	while ((size_t)((uint64_t)max >> shift) >= n)
 		shift++;
-	nb = (size_t)((uint64_t)max >> shift) + 1;
-	first = tc_xcalloc(nb + 1, sizeof(*first));
-	for (size_t i = 0; i < n; i++)
-		first[((uint64_t)v[i].eid >> shift) + 1]++;
-	for (size_t b = 0; b < nb; b++) {
-		most = TC_MAX(most, first[b + 1]);
-		first[b + 1] += first[b];
-	}
-	for (size_t i = 0; i < n; i++)
-		out[first[(uint64_t)v[i].eid >> shift]++] = v[i];
-	tmp = tc_xmalloc((most / 2 + 1) * sizeof(*tmp));
-	for (size_t b = 0; b < nb; b++) {	/* first[b] is now where bucket b + 1 starts */
-		size_t a = b ? first[b - 1] : 0;
-
-		if (first[b] - a > 1)
-			wait_sort(out + a, tmp, first[b] - a);
-	}
-	free(tmp);
-	free(first);
-	free(v);
-	*pv = out;
+	*nb = (size_t)((uint64_t)max >> shift) + 1;
+	return shift;
 }
 
 int
@@ -1440,7 +1397,7 @@ deps_engine_finish(struct deps_engine *e)
 	if (rc || !e->nwaits)
 		return rc;
 	if (e->nsignals > 1) {
-		sort_signals(&e->signals, e->nsignals, e->sems.n);
+		e->signals = sort_signals(e->signals, e->nsignals, e->sems.n, 0);
 		e->csignals = e->nsignals;
 	}
 	off = tc_xcalloc(e->sems.n + 1, sizeof(*off));
@@ -1458,7 +1415,12 @@ deps_engine_finish(struct deps_engine *e)
 		if (w->src == w->eid)
 			w->src = 0;
 	}
-	sort_waits(&e->waits, e->nwaits);
+	{
+		size_t nb;
+		unsigned shift = waits_shift(e->waits, e->nwaits, &nb);
+
+		e->waits = sort_waits(e->waits, e->nwaits, nb, shift);
+	}
 	e->cwaits = e->nwaits;
 	for (i = 0; i < e->nwaits && !rc; i = j) {
 		const char *sem = e->sems.v[e->waits[i].sem];
