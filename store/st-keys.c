@@ -582,9 +582,9 @@ st_rcur_next(const struct st_keys *ks, struct st_merge *m, struct st_rcur *c)
 	if (!c->left) {
 		const struct st_seg *g;
 
-		if (++c->seg >= c->seg_end)
+		if (c->seg >= c->seg_end)
 			return false;
-		g = &ks->segs[c->seg];
+		g = &ks->segs[c->seg++];
 		c->p = (const uint8_t *)ks->out.map + g->off;
 		c->left = g->n;
 		memset(&c->e, 0, sizeof(c->e));
@@ -616,7 +616,7 @@ st_keys_merge_init(const struct st_keys *ks, struct st_merge *m, int unit_lo, in
 		/* a run's stretches are in unit order, a few hundred at most */
 		while (g < end && ks->segs[g].unit < unit_lo)
 			g++;
-		c->seg = g - 1;	/* st_rcur_next() steps onto g */
+		c->seg = g;
 		while (end > g && ks->segs[end - 1].unit > unit_hi)
 			end--;
 		c->seg_end = end;

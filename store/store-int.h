@@ -134,7 +134,7 @@ struct st_mnode {		/* a merge heap node: a run and its head's key */
 struct st_rcur {		/* a merge's place in one run */
 	const uint8_t *p;	/* the next entry's bytes */
 	size_t left;		/* entries left in the current stretch */
-	size_t seg, seg_end;	/* the current stretch, the end of this merge's ones */
+	size_t seg, seg_end;	/* the next stretch to open, the end of this merge's ones */
 	struct st_srec e;	/* the head: the last entry decoded */
 	uint64_t args_end;	/* end of the last args seen in the stretch */
 };
