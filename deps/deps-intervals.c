@@ -470,9 +470,7 @@ access_in_place(struct deps_imap *m, struct di_node *l, int j, uint64_t hi, bool
 	struct di_ent *e = &l->ent[j];
 	int k = j;
 
-	if (write) {
-		if (e->hi != hi)
-			return false;
+	if (write && e->hi == hi) {
 		if (e->writer && e->writer != eid)
 			emit(ctx, e->writer, ST_EDGE_OUTPUT, l->key[j], hi);
 		rd_emit(ent_rd(e), eid, l->key[j], hi, emit, ctx);
@@ -480,11 +478,32 @@ access_in_place(struct deps_imap *m, struct di_node *l, int j, uint64_t hi, bool
 		ent_set(e, hi, eid, (struct di_rd){ NULL, { 0 } });
 		return true;
 	}
-	/* a read: intervals end to end from key[j] to exactly hi, all in this leaf */
+	/* intervals end to end from key[j] to exactly hi, all in this leaf */
 	while (l->ent[k].hi < hi && k + 1 < (int)l->n && l->key[k + 1] == l->ent[k].hi)
 		k++;
 	if (l->ent[k].hi != hi)
 		return false;
+	if (write) {
+		/*
+		 * A write over several whole intervals: their dependencies in
+		 * order, then the first becomes the written interval and the
+		 * others leave the leaf (its first key stays).
+		 */
+		for (int i = j; i <= k; i++) {
+			e = &l->ent[i];
+			if (e->writer && e->writer != eid)
+				emit(ctx, e->writer, ST_EDGE_OUTPUT, l->key[i], e->hi);
+			rd_emit(ent_rd(e), eid, l->key[i], e->hi, emit, ctx);
+		}
+		for (int i = j; i <= k; i++)
+			rl_put(m, l->ent[i].rest);
+		ent_set(&l->ent[j], hi, eid, (struct di_rd){ NULL, { 0 } });
+		memmove(&l->key[j + 1], &l->key[k + 1], (l->n - k - 1) * sizeof(l->key[0]));
+		memmove(&l->ent[j + 1], &l->ent[k + 1], (l->n - k - 1) * sizeof(l->ent[0]));
+		l->n -= (uint32_t)(k - j);
+		m->count -= (size_t)(k - j);
+		return true;
+	}
 	for (int i = j; i <= k; i++) {
 		e = &l->ent[i];
 		if (e->writer && e->writer != eid)
@@ -496,6 +515,55 @@ access_in_place(struct deps_imap *m, struct di_node *l, int j, uint64_t hi, bool
 		rl_put(m, l->ent[i].rest);
 		ent_set(&l->ent[i], l->ent[i].hi, l->ent[i].writer, rd);
 	}
+	return true;
+}
+
+/*
+ * The access [@lo, @hi) inside interval @j of leaf @l but not the whole of
+ * it (a tile of a larger interval): the interval is cut into the parts
+ * before and after the access, which keep its writer and readers, and the
+ * accessed part, all where it lies when the leaf has room for them.  The
+ * same dependencies and the same intervals as the general path below.
+ * Return: false, having done nothing, when the leaf is too full.
+ */
+static bool
+access_within(struct deps_imap *m, struct di_node *l, int j, uint64_t lo, uint64_t hi,
+	      bool write, uint32_t eid, deps_emit_fn emit, void *ctx)
+{
+	struct di_ent *e = &l->ent[j];
+	uint64_t klo = l->key[j], khi = e->hi;
+	uint32_t writer = e->writer;
+	struct di_rd rd = ent_rd(e), mid;
+	uint32_t add = (klo < lo) + (hi < khi);
+	int at = j;
+
+	if (l->n + add > DI_FAN)
+		return false;
+	if (write) {
+		if (writer && writer != eid)
+			emit(ctx, writer, ST_EDGE_OUTPUT, lo, hi);
+		rd_emit(rd, eid, lo, hi, emit, ctx);
+		mid = (struct di_rd){ NULL, { 0 } };
+	} else {
+		if (writer && writer != eid)
+			emit(ctx, writer, ST_EDGE_FLOW, lo, hi);
+		mid = rd_push(m, rd, eid);
+	}
+	memmove(&l->key[j + 1 + add], &l->key[j + 1], (l->n - j - 1) * sizeof(l->key[0]));
+	memmove(&l->ent[j + 1 + add], &l->ent[j + 1], (l->n - j - 1) * sizeof(l->ent[0]));
+	if (klo < lo) {		/* key[j] stays klo: no first key changes */
+		l->key[at] = klo;
+		ent_set(&l->ent[at++], lo, writer, rd_get(rd));
+	}
+	l->key[at] = lo;
+	ent_set(&l->ent[at++], hi, write ? eid : writer, mid);
+	if (hi < khi) {
+		l->key[at] = hi;
+		ent_set(&l->ent[at], khi, writer, rd_get(rd));
+	}
+	rl_put(m, rd.rest);	/* the cut interval's own reference */
+	l->n += add;
+	m->count += add;
 	return true;
 }
 
@@ -517,6 +585,9 @@ deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int6
 	if (j < 0 || l->ent[j].hi <= lo)
 		j++;
 	if (j < (int)l->n && l->key[j] == lo && access_in_place(m, l, j, hi, write, eid, emit, ctx))
+		return;
+	if (j < (int)l->n && l->key[j] <= lo && hi <= l->ent[j].hi &&
+	    access_within(m, l, j, lo, hi, write, eid, emit, ctx))
 		return;
 	/* the overlapped intervals, in order; report what they cause */
 	for (c = l, ci = j;;) {
