@@ -128,10 +128,11 @@ names_eq(const char *a, const char *b, size_t len)
 	return i == len;
 }
 
+/* names_id() with hash_str(@s, @len) given as @h. */
 static uint32_t
-names_id(struct names *t, const char *s, size_t len)
+names_id_h(struct names *t, const char *s, size_t len, uint32_t h)
 {
-	uint32_t h, i;
+	uint32_t i;
 
 	if (2 * (t->n + 1) > t->nslots) {
 		uint32_t ns = t->nslots ? t->nslots * 2 : 64;
@@ -146,7 +147,6 @@ names_id(struct names *t, const char *s, size_t len)
 			t->slots[i] = k + 1;
 		}
 	}
-	h = hash_str(s, len);
 	for (i = h & (t->nslots - 1); t->slots[i]; i = (i + 1) & (t->nslots - 1)) {
 		uint32_t k = t->slots[i] - 1;
 
@@ -159,6 +159,12 @@ names_id(struct names *t, const char *s, size_t len)
 	t->lens[t->n] = strlen(t->v[t->n]);
 	t->slots[i] = t->n + 1;
 	return t->n++;
+}
+
+static uint32_t
+names_id(struct names *t, const char *s, size_t len)
+{
+	return names_id_h(t, s, len, hash_str(s, len));
 }
 
 static void
@@ -435,7 +441,90 @@ sc_skip(struct scan *sc)
 	return 0;
 }
 
+/*
+ * The number of a plain "[LO:HI]" at @p before @end (decimal, or 0x and at
+ * most 16 hex digits, 19 decimal ones: nothing to overflow), ended by
+ * @stop: its value and the byte after @stop, or NULL.  The same numbers
+ * deps_access_parse_n() reads (its fast range).
+ */
+static inline const char *
+sc_offset(const char *p, const char *end, char stop, uint64_t *out)
+{
+	const char *d;
+	uint64_t v = 0;
+
+	if (end - p >= 2 && p[0] == '0' && (p[1] | 0x20) == 'x') {
+		for (d = p += 2; p < end; p++) {
+			unsigned c = (unsigned char)*p, x;
+
+			if (c - '0' < 10)
+				x = c - '0';
+			else if ((c | 0x20) - 'a' < 6)
+				x = (c | 0x20) - 'a' + 10;
+			else
+				break;
+			v = v << 4 | x;
+		}
+		if (p - d > 16)
+			return NULL;
+	} else {
+		for (d = p; p < end && (unsigned)(*p - '0') < 10; p++)
+			v = v * 10 + (unsigned)(*p - '0');
+		if (p - d > 19)
+			return NULL;
+	}
+	if (p == d || p == end || *p != stop)
+		return NULL;
+	*out = v;
+	return p + 1;
+}
+
+/*
+ * The access string at sc->p (on its opening quote) when it is plain: no
+ * escape, a name of printable bytes, then nothing or a plain "[LO:HI]"
+ * with LO < HI, then the closing quote.  Scanned once, its name hashed on
+ * the way, and added as do_access() would.  Return: false, having done
+ * nothing, for anything else (the general path then decodes and reports
+ * it).
+ */
+static bool
+sc_access_fast(struct deps_engine *e, struct scan *sc, bool write)
+{
+	const char *p = sc->p + 1, *end = sc->end, *name = p;
+	uint32_t h = 2166136261u;	/* hash_str() */
+	uint64_t lo = 0, hi = DEPS_WHOLE;
+
+	for (; p < end; p++) {
+		unsigned char c = (unsigned char)*p;
+
+		if (c == '"' || c == '[' || c == '\\' || c == ']' || c <= ' ')
+			break;
+		h ^= c;
+		h *= 16777619u;
+	}
+	if (p == name || p == end || (*p != '"' && *p != '['))
+		return false;
+	if (*p == '[') {
+		const char *q = sc_offset(p + 1, end, ':', &lo);
+
+		q = q ? sc_offset(q, end, ']', &hi) : NULL;
+		if (!q || q == end || *q != '"' || lo >= hi)
+			return false;
+		sc->p = q + 1;
+	} else {
+		sc->p = p + 1;
+	}
+	GROW(e->accs, e->naccs, e->caccs);
+	e->accs[e->naccs].buf = names_id_h(&e->bufs, name, (size_t)(p - name), h);
+	e->accs[e->naccs].write = write;
+	e->accs[e->naccs].lo = lo;
+	e->accs[e->naccs].hi = hi;
+	e->naccs++;
+	return true;
+}
+
 typedef void (*str_fn)(struct deps_engine *e, const char *s, size_t len, bool arg);
+static void do_access(struct deps_engine *e, const char *s, size_t len, bool write);
 
 /*
  * The value at sc->p: a string or an array of strings, each handed to @fn;
@@ -450,6 +539,8 @@ sc_strings(struct deps_engine *e, struct scan *sc, const char *key, const char *
 
 	sc_ws(sc);
 	if (sc->p < sc->end && *sc->p == '"') {
+		if (fn == do_access && sc_access_fast(e, sc, arg))
+			return 0;
 		if (sc_string(sc, &s, &len))
 			return -EINVAL;
 		fn(e, s, len, arg);
@@ -474,9 +565,12 @@ sc_strings(struct deps_engine *e, struct scan *sc, const char *key, const char *
 	for (;;) {
 		sc_ws(sc);
 		if (sc->p < sc->end && *sc->p == '"') {
-			if (sc_string(sc, &s, &len))
+			if (fn == do_access && sc_access_fast(e, sc, arg))
+				;	/* a plain access string, added */
+			else if (sc_string(sc, &s, &len))
 				return -EINVAL;
-			fn(e, s, len, arg);
+			else
+				fn(e, s, len, arg);
 		} else {
 			const char *v = sc->p;
 
@@ -551,12 +645,6 @@ do_wait(struct deps_engine *e, const char *s, size_t len, bool unused)
 	add_wait(e, name, nlen, n);
 }
 
-static bool
-key_is(const char *k, size_t len, const char *want)
-{
-	return len == strlen(want) && !memcmp(k, want, len);
-}
-
 /* Walk the args object; 0, or -EINVAL when it is not a JSON object. */
 static int
 scan_args(struct deps_engine *e, const char *args, size_t args_len)
@@ -589,15 +677,16 @@ scan_args(struct deps_engine *e, const char *args, size_t args_len)
 		if (sc->p >= sc->end || *sc->p != ':')
 			return -EINVAL;
 		sc->p++;
-		if (key_is(key, klen, "reads"))
+		/* by length first: most keys are none of these */
+		if (klen == 5 && !memcmp(key, "reads", 5))
 			rc = sc_strings(e, sc, key, "access string", do_access, false);
-		else if (key_is(key, klen, "writes"))
+		else if (klen == 6 && !memcmp(key, "writes", 6))
 			rc = sc_strings(e, sc, key, "access string", do_access, true);
-		else if (key_is(key, klen, "signals"))
+		else if (klen == 7 && !memcmp(key, "signals", 7))
 			rc = sc_strings(e, sc, key, "signal", do_signal, false);
-		else if (key_is(key, klen, "waits"))
+		else if (klen == 5 && !memcmp(key, "waits", 5))
 			rc = sc_strings(e, sc, key, "wait", do_wait, false);
-		else if (key_is(key, klen, "operands"))
+		else if (klen == 8 && !memcmp(key, "operands", 8))
 			rc = sc_strings(e, sc, key, "operand", do_operands, false);
 		else
 			rc = sc_skip(sc);

@@ -135,6 +135,66 @@ test_parse(void)
 	is_int(deps_wait_parse("S>=-1", &name, &len, &n), -EINVAL, "negative count rejected");
 }
 
+/*
+ * Access strings through the engine's args scanner (whose plain strings
+ * take a path of their own) against deps_access_parse(): a writer then a
+ * reader of each; a string that parses gives one flow edge labelled with
+ * what it parsed to, one that does not is reported twice, as it is.
+ */
+static void
+test_scan_access(void)
+{
+	static const char *const strs[] = {
+		"A", "A[0:64]", "act.0[0:64]", "B[0x100:0X1f0]", "B[0xA:0xb]", "B[ 4 : 8 ]",
+		"[0:4]", "A[8:4]", "A[4:4]", "A[0:", "A[0:4]x", "A[0-4]", "A[0x:4]", "A[:4]",
+		"A[0:]", "A[]", "A[0:99999999999999999999999]", "A[0:18446744073709551615]",
+		"A[0:0x10000000000000000]", "A[0:0xffffffffffffffff]", "A[0:1234567890123456789]",
+		"A[0:12345678901234567890]", "A[00:010]", "A[0x0010:0x0020]", "my buf", "A]",
+		"A[1:2][3:4]", "A\t", "\x01A[0:4]", "caf\xc3\xa9[0:4]", "A[1:2]]", "A[[1:2]",
+	};
+	/* JSON texts of a few with escapes, and what they decode to */
+	static const char *const esc[][2] = {
+		{ "A\\u005b0:4]", "A[0:4]" }, { "\\u0041[0:4]", "A[0:4]" }, { "A\\\"B[0:4]", "A\"B[0:4]" },
+		{ "A\\\\[0:4]", "A\\[0:4]" }, { "A\\t[0:4]", "A\t[0:4]" }, { "A[0:4\\u005d", "A[0:4]" },
+	};
+	size_t n = sizeof(strs) / sizeof(strs[0]), ne = sizeof(esc) / sizeof(esc[0]);
+	int bad = 0;
+
+	for (size_t i = 0; i < n + ne; i++) {
+		const char *text = i < n ? strs[i] : esc[i - n][1];
+		const char *json = i < n ? strs[i] : esc[i - n][0];
+		char args[2][256], want[256], wbad[256];
+		struct deps_access a;
+		struct ev evs[2] = { { 0, 1, args[0] }, { 1, 1, args[1] } };
+
+		for (int form = 0; form < 2; form++) {	/* in an array, alone */
+			const char *o = form ? "" : "[", *c = form ? "" : "]";
+
+			snprintf(args[0], sizeof(args[0]), "{\"pc\": 1, \"writes\": %s\"%s\"%s}", o, json, c);
+			snprintf(args[1], sizeof(args[1]), "{\"reads\":%s \"%s\" %s, \"x\": 2}", o, json, c);
+			if (deps_access_parse(text, &a) == 0) {
+				if (a.hi == DEPS_WHOLE)
+					snprintf(want, sizeof(want), "1>2:flow:%.*s;", (int)a.name_len, a.name);
+				else
+					snprintf(want, sizeof(want), "1>2:flow:%.*s[%llu:%llu];",
+						 (int)a.name_len, a.name, (unsigned long long)a.lo,
+						 (unsigned long long)a.hi);
+				wbad[0] = '\0';
+			} else {
+				want[0] = '\0';
+				snprintf(wbad, sizeof(wbad), "event 1: bad access string \"%s\"", text);
+			}
+			if (strcmp(run(evs, 2), want) || strcmp(first_bad, wbad) ||
+			    nbad != (wbad[0] ? 2 : 0)) {
+				printf("# access string %zu (%s), form %d: edges \"%s\", first bad \"%s\"\n", i,
+				     json, form, got.data, first_bad);
+				bad++;
+			}
+		}
+	}
+	is_int(bad, 0, "the args scanner reads every access string as deps_access_parse() does");
+}
+
 static struct tc_buf ops;
 
 static void
@@ -616,6 +676,7 @@ main(void)
 	tc_buf_init(&got);
 	tc_buf_init(&ops);
 	test_parse();
+	test_scan_access();
 	test_operands();
 	test_rules();
 	test_imap_bounded();
