@@ -27,13 +27,6 @@ struct names {
 	uint32_t nslots;
 };
 
-struct piece {			/* one (source, bytes) an access depends on */
-	int64_t src;
-	int kind;
-	uint32_t buf;
-	uint64_t lo, hi;
-};
-
 struct acc {
 	uint32_t buf;
 	bool write;
@@ -74,9 +67,8 @@ struct deps_engine {
 	struct names bufs, sems;
 	struct deps_imap **maps;	/* by buffer id */
 	uint32_t nmaps;
-	struct piece *pieces;
-	size_t npieces, cpieces;
-	struct piece *ptmp;	/* sort scratch, cptmp entries */
+	struct deps_pieces pc;	/* the event's pieces */
+	struct deps_piece *ptmp;	/* sort scratch, cptmp entries */
 	size_t cptmp;
 	struct acc *accs;
 	size_t naccs, caccs;
@@ -85,7 +77,6 @@ struct deps_engine {
 	struct wait *waits;
 	size_t nwaits, cwaits;
 	uint64_t nevents;
-	uint32_t cur_buf;
 	int64_t cur_eid;
 	int64_t cur_end;	/* end time of the event being parsed */
 	int rc;
@@ -207,7 +198,7 @@ deps_engine_free(struct deps_engine *e)
 	free(e->maps);
 	names_free(&e->bufs);
 	names_free(&e->sems);
-	free(e->pieces);
+	free(e->pc.v);
 	free(e->ptmp);
 	free(e->accs);
 	free(e->signals);
@@ -703,22 +694,8 @@ scan_args(struct deps_engine *e, const char *args, size_t args_len)
 	}
 }
 
-static void
-emit_piece(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
-{
-	struct deps_engine *e = ctx;
-
-	GROW(e->pieces, e->npieces, e->cpieces);
-	e->pieces[e->npieces].src = src;
-	e->pieces[e->npieces].kind = kind;
-	e->pieces[e->npieces].buf = e->cur_buf;
-	e->pieces[e->npieces].lo = lo;
-	e->pieces[e->npieces].hi = hi;
-	e->npieces++;
-}
-
 static inline bool
-piece_lt(const struct piece *x, const struct piece *y)
+piece_lt(const struct deps_piece *x, const struct deps_piece *y)
 {
 	if (x->src != y->src)
 		return x->src < y->src;
@@ -730,11 +707,11 @@ piece_lt(const struct piece *x, const struct piece *y)
 }
 
 /* piece_sort(): common/tc-sort.h (a handful per event, so mostly its insertion sort) */
-TC_MSORT_DEFINE(piece_sort, struct piece, piece_lt)
+TC_MSORT_DEFINE(piece_sort, struct deps_piece, piece_lt)
 
 /* Sort the @n pieces of one event at @v; *@tmp (*@ctmp entries) is the merge scratch. */
 static void
-sort_pieces(struct piece *v, size_t n, struct piece **tmp, size_t *ctmp)
+sort_pieces(struct deps_piece *v, size_t n, struct deps_piece **tmp, size_t *ctmp)
 {
 	if (n / 2 + 1 > *ctmp) {
 		*ctmp = n / 2 + 1;
@@ -822,13 +799,13 @@ struct nview {
  */
 static int
 flush_pieces(struct deps_engine *e, const struct nview *nv, struct label *lab, int64_t dst,
-	     const struct piece *pv, size_t n)
+	     const struct deps_piece *pv, size_t n)
 {
 	size_t i = 0, j;
 	int rc = 0;
 
 	while (i < n && !rc) {
-		const struct piece *p = &pv[i];
+		const struct deps_piece *p = &pv[i];
 
 		/* one contiguous run of one buffer: the label in parts */
 		if (e->parts && p->hi != DEPS_WHOLE) {
@@ -888,8 +865,7 @@ flush_pieces(struct deps_engine *e, const struct nview *nv, struct label *lab, i
 #define PAR_REPORTER 4		/* from this many threads on, one reports the edges */
 
 struct par_out {		/* one worker's pieces of one batch */
-	struct piece *p;	/* sorted per event */
-	size_t n, cap;
+	struct deps_pieces pc;	/* sorted per event */
 	uint32_t *first;	/* event i's: p[first[i] .. first[i + 1]) */
 	size_t cfirst;
 };
@@ -913,9 +889,7 @@ struct par_worker {
 	pthread_t th;
 	struct deps_imap **maps;	/* buffer b (b % n == k) at b / n */
 	uint32_t nmaps;
-	uint32_t cur_buf;
-	struct par_out *out;	/* being filled */
-	struct piece *ptmp;	/* sort scratch */
+	struct deps_piece *ptmp;	/* sort scratch */
 	size_t cptmp;
 	uint64_t done;		/* batches done (under mu) */
 	int64_t cpu_ns;		/* the thread's CPU time after its last batch (under mu) */
@@ -943,24 +917,9 @@ struct deps_par {
 	size_t *lens;
 	uint32_t nnames;
 	struct label label;
-	struct piece *pieces;	/* merge scratch */
+	struct deps_piece *pieces;	/* merge scratch */
 	size_t cpieces;
 };
-
-static void
-par_emit(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
-{
-	struct par_worker *w = ctx;
-	struct par_out *o = w->out;
-
-	GROW(o->p, o->n, o->cap);
-	o->p[o->n].src = src;
-	o->p[o->n].kind = kind;
-	o->p[o->n].buf = w->cur_buf;
-	o->p[o->n].lo = lo;
-	o->p[o->n].hi = hi;
-	o->n++;
-}
 
 /* Worker @w's part of batch @b: the accesses to its buffers, each event's pieces sorted. */
 static void
@@ -969,15 +928,14 @@ par_run(struct par_worker *w, struct par_batch *b)
 	uint32_t n = (uint32_t)w->par->n, k = (uint32_t)w->k;
 	struct par_out *o = &b->out[k];
 
-	w->out = o;
-	o->n = 0;
+	o->pc.n = 0;
 	if (b->nev + 1 > o->cfirst) {
 		o->cfirst = b->nev + 1;
 		o->first = tc_xrealloc(o->first, o->cfirst * sizeof(*o->first));
 	}
 	o->first[0] = 0;
 	for (size_t i = 0; i < b->nev; i++) {
-		size_t start = o->n;
+		size_t start = o->pc.n;
 
 		for (int pass = 0; pass < 2; pass++)
 			for (uint32_t j = b->first[i]; j < b->first[i + 1]; j++) {
@@ -990,13 +948,12 @@ par_run(struct par_worker *w, struct par_batch *b)
 					w->maps = tc_xrealloc(w->maps, (w->nmaps + 1) * sizeof(*w->maps));
 					w->maps[w->nmaps++] = deps_imap_new();
 				}
-				w->cur_buf = a->buf;
-				deps_imap_access(w->maps[m], a->lo, a->hi, a->write, b->eid[i], par_emit,
-						 w);
+				o->pc.buf = a->buf;
+				deps_imap_add(w->maps[m], a->lo, a->hi, a->write, b->eid[i], &o->pc);
 			}
-		if (o->n - start > 1)
-			sort_pieces(o->p + start, o->n - start, &w->ptmp, &w->cptmp);
-		o->first[i + 1] = (uint32_t)o->n;
+		if (o->pc.n - start > 1)
+			sort_pieces(o->pc.v + start, o->pc.n - start, &w->ptmp, &w->cptmp);
+		o->first[i + 1] = (uint32_t)o->pc.n;
 	}
 }
 
@@ -1065,7 +1022,7 @@ par_combine(struct deps_par *p, struct par_batch *b)
 	nv.v = p->names;
 	nv.lens = p->lens;
 	for (size_t i = 0; i < b->nev && !rc; i++) {
-		const struct piece *one = NULL, *at[PAR_MAX], *end[PAR_MAX];
+		const struct deps_piece *one = NULL, *at[PAR_MAX], *end[PAR_MAX];
 		size_t total = 0;
 		int lists = 0;
 
@@ -1074,8 +1031,8 @@ par_combine(struct deps_par *p, struct par_batch *b)
 
 			if (o->first[i + 1] == o->first[i])
 				continue;
-			at[lists] = one = o->p + o->first[i];
-			end[lists] = o->p + o->first[i + 1];
+			at[lists] = one = o->pc.v + o->first[i];
+			end[lists] = o->pc.v + o->first[i + 1];
 			total += (size_t)(end[lists] - at[lists]);
 			lists++;
 		}
@@ -1277,7 +1234,7 @@ par_free(struct deps_par *p)
 		free(b->new_names);
 		free(b->new_lens);
 		for (int k = 0; k < PAR_MAX; k++) {
-			free(b->out[k].p);
+			free(b->out[k].pc.v);
 			free(b->out[k].first);
 		}
 	}
@@ -1403,17 +1360,17 @@ deps_engine_event(struct deps_engine *e, int64_t eid, int64_t ts, int64_t dur, c
 				e->maps = tc_xrealloc(e->maps, (e->nmaps + 1) * sizeof(*e->maps));
 				e->maps[e->nmaps++] = deps_imap_new();
 			}
-			e->cur_buf = a->buf;
-			deps_imap_access(e->maps[a->buf], a->lo, a->hi, a->write, eid, emit_piece, e);
+			e->pc.buf = a->buf;
+			deps_imap_add(e->maps[a->buf], a->lo, a->hi, a->write, eid, &e->pc);
 		}
-	if (e->npieces > 1)
-		sort_pieces(e->pieces, e->npieces, &e->ptmp, &e->cptmp);
+	if (e->pc.n > 1)
+		sort_pieces(e->pc.v, e->pc.n, &e->ptmp, &e->cptmp);
 	{
 		struct nview nv = { e->bufs.v, e->bufs.lens };
 
-		rc = flush_pieces(e, &nv, &e->label, eid, e->pieces, e->npieces);
+		rc = flush_pieces(e, &nv, &e->label, eid, e->pc.v, e->pc.n);
 	}
-	e->npieces = 0;
+	e->pc.n = 0;
 	if (rc)
 		e->rc = rc;
 	return rc;

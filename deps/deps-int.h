@@ -93,6 +93,36 @@ void deps_imap_free(struct deps_imap *m);
 void deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid,
 		      deps_emit_fn emit, void *ctx);
 
+/**
+ * struct deps_piece - one (earlier event, byte range) an access depends on,
+ * as deps_emit_fn gets it, with the buffer's id.
+ */
+struct deps_piece {
+	int64_t src;
+	int kind;
+	uint32_t buf;
+	uint64_t lo, hi;
+};
+
+/**
+ * struct deps_pieces - pieces collected by deps_imap_add().
+ * @v, @n, @cap: the array (tc_xrealloc()ed; free @v when done).
+ * @buf: the buffer id the next pieces get.
+ */
+struct deps_pieces {
+	struct deps_piece *v;
+	size_t n, cap;
+	uint32_t buf;
+};
+
+/**
+ * deps_imap_add - deps_imap_access() that appends the dependencies to @out
+ * (with buffer id @out->buf), in the order the callback would get them,
+ * instead of calling a function for each.
+ */
+void deps_imap_add(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid,
+		   struct deps_pieces *out);
+
 /** deps_imap_count - live intervals (for tests and memory accounting). */
 size_t deps_imap_count(const struct deps_imap *m);
 

@@ -189,8 +189,14 @@ rd_push(struct deps_imap *m, struct di_rd rd, uint32_t eid)
 	return n;
 }
 
+/*
+ * The access paths below are inlined into deps_imap_access() (any @emit)
+ * and deps_imap_add() (pieces appended where they are found, no call).
+ */
+#define DI_INLINE static inline __attribute__((always_inline))
+
 /* Report each reader of @rd but @eid as an anti dependency of [@a, @b). */
-static inline void
+DI_INLINE void
 rd_emit(struct di_rd rd, uint32_t eid, uint64_t a, uint64_t b, deps_emit_fn emit, void *ctx)
 {
 	for (int k = 0; k < DI_RD && rd.r[k]; k++)
@@ -463,7 +469,7 @@ iv_push(struct di_iv **v, size_t *cap, size_t n)
  * whole are the common case.  Return: false, having done nothing, when the
  * access is not of that kind.
  */
-static bool
+DI_INLINE bool
 access_in_place(struct deps_imap *m, struct di_node *l, int j, uint64_t hi, bool write,
 		uint32_t eid, deps_emit_fn emit, void *ctx)
 {
@@ -526,7 +532,7 @@ access_in_place(struct deps_imap *m, struct di_node *l, int j, uint64_t hi, bool
  * same dependencies and the same intervals as the general path below.
  * Return: false, having done nothing, when the leaf is too full.
  */
-static bool
+DI_INLINE bool
 access_within(struct deps_imap *m, struct di_node *l, int j, uint64_t lo, uint64_t hi,
 	      bool write, uint32_t eid, deps_emit_fn emit, void *ctx)
 {
@@ -567,9 +573,9 @@ access_within(struct deps_imap *m, struct di_node *l, int j, uint64_t lo, uint64
 	return true;
 }
 
-void
-deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid64,
-		 deps_emit_fn emit, void *ctx)
+DI_INLINE void
+imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid64,
+	    deps_emit_fn emit, void *ctx)
 {
 	uint32_t eid = (uint32_t)eid64;
 	struct di_node *l, *c;
@@ -674,4 +680,37 @@ deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int6
 	}
 	for (i = 0; i < nold; i++)
 		rl_put(m, m->old[i].rd.rest);
+}
+
+void
+deps_imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid,
+		 deps_emit_fn emit, void *ctx)
+{
+	imap_access(m, lo, hi, write, eid, emit, ctx);
+}
+
+/* Append a piece of buffer out->buf to @ctx, a struct deps_pieces. */
+DI_INLINE void
+pieces_emit(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
+{
+	struct deps_pieces *out = ctx;
+	struct deps_piece *p;
+
+	if (out->n == out->cap) {
+		out->cap = out->cap ? 2 * out->cap : 64;
+		out->v = tc_xrealloc(out->v, out->cap * sizeof(*out->v));
+	}
+	p = &out->v[out->n++];
+	p->src = src;
+	p->kind = kind;
+	p->buf = out->buf;
+	p->lo = lo;
+	p->hi = hi;
+}
+
+void
+deps_imap_add(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid,
+	      struct deps_pieces *out)
+{
+	imap_access(m, lo, hi, write, eid, pieces_emit, out);
 }
