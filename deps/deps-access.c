@@ -54,38 +54,10 @@ parse_off(const char *s, const char *end, uint64_t *out)
 static bool
 fast_range(const char *br, const char *end, uint64_t *lo, uint64_t *hi)
 {
-	const char *p = br + 1;
+	const char *p = deps_offset_plain(br + 1, end, ':', lo);
 
-	for (int k = 0; k < 2; k++) {
-		uint64_t v = 0;
-		const char *d;
-
-		/* at most 16 hex or 19 decimal digits: no overflow to check */
-		if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
-			for (d = p += 2; p < end; p++) {
-				unsigned c = (unsigned char)*p, x;
-
-				if (c - '0' < 10)
-					x = c - '0';
-				else if ((c | 0x20) - 'a' < 6)
-					x = (c | 0x20) - 'a' + 10;
-				else
-					break;
-				v = v << 4 | x;
-			}
-			if (p - d > 16)
-				return false;
-		} else {
-			for (d = p; p < end && (unsigned)(*p - '0') < 10; p++)
-				v = v * 10 + (unsigned)(*p - '0');
-			if (p - d > 19)
-				return false;
-		}
-		if (p == d || p == end || *p != (k ? ']' : ':'))
-			return false;
-		*(k ? hi : lo) = v;
-		p++;
-	}
+	if (p)
+		p = deps_offset_plain(p, end, ']', hi);
 	return p == end;
 }
 

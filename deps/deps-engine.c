@@ -433,44 +433,6 @@ sc_skip(struct scan *sc)
 }
 
 /*
- * The number of a plain "[LO:HI]" at @p before @end (decimal, or 0x and at
- * most 16 hex digits, 19 decimal ones: nothing to overflow), ended by
- * @stop: its value and the byte after @stop, or NULL.  The same numbers
- * deps_access_parse_n() reads (its fast range).
- */
-static inline const char *
-sc_offset(const char *p, const char *end, char stop, uint64_t *out)
-{
-	const char *d;
-	uint64_t v = 0;
-
-	if (end - p >= 2 && p[0] == '0' && (p[1] | 0x20) == 'x') {
-		for (d = p += 2; p < end; p++) {
-			unsigned c = (unsigned char)*p, x;
-
-			if (c - '0' < 10)
-				x = c - '0';
-			else if ((c | 0x20) - 'a' < 6)
-				x = (c | 0x20) - 'a' + 10;
-			else
-				break;
-			v = v << 4 | x;
-		}
-		if (p - d > 16)
-			return NULL;
-	} else {
-		for (d = p; p < end && (unsigned)(*p - '0') < 10; p++)
-			v = v * 10 + (unsigned)(*p - '0');
-		if (p - d > 19)
-			return NULL;
-	}
-	if (p == d || p == end || *p != stop)
-		return NULL;
-	*out = v;
-	return p + 1;
-}
-
-/*
  * The access string at sc->p (on its opening quote) when it is plain: no
  * escape, a name of printable bytes, then nothing or a plain "[LO:HI]"
  * with LO < HI, then the closing quote.  Scanned once, its name hashed on
@@ -496,9 +458,9 @@ sc_access_fast(struct deps_engine *e, struct scan *sc, bool write)
 	if (p == name || p == end || (*p != '"' && *p != '['))
 		return false;
 	if (*p == '[') {
-		const char *q = sc_offset(p + 1, end, ':', &lo);
+		const char *q = deps_offset_plain(p + 1, end, ':', &lo);
 
-		q = q ? sc_offset(q, end, ']', &hi) : NULL;
+		q = q ? deps_offset_plain(q, end, ']', &hi) : NULL;
 		if (!q || q == end || *q != '"' || lo >= hi)
 			return false;
 		sc->p = q + 1;

@@ -38,6 +38,45 @@ int deps_access_parse(const char *s, struct deps_access *a);
 int deps_access_parse_n(const char *s, size_t len, struct deps_access *a);
 
 /**
+ * deps_offset_plain - one number of a plain "[LO:HI]" at @p before @end:
+ * decimal, or 0x and hex digits (at most 19 or 16 digits: nothing to
+ * overflow), ended by @stop.  Return: the byte after @stop with the value
+ * in *@out, or NULL (*@out untouched) when it is not that.  Both the
+ * general parse's fast range and the args scanner read numbers this way.
+ */
+static inline const char *
+deps_offset_plain(const char *p, const char *end, char stop, uint64_t *out)
+{
+	const char *d;
+	uint64_t v = 0;
+
+	if (end - p >= 2 && p[0] == '0' && (p[1] | 0x20) == 'x') {
+		for (d = p += 2; p < end; p++) {
+			unsigned c = (unsigned char)*p, x;
+
+			if (c - '0' < 10)
+				x = c - '0';
+			else if ((c | 0x20) - 'a' < 6)
+				x = (c | 0x20) - 'a' + 10;
+			else
+				break;
+			v = v << 4 | x;
+		}
+		if (p - d > 16)
+			return NULL;
+	} else {
+		for (d = p; p < end && (unsigned)(*p - '0') < 10; p++)
+			v = v * 10 + (unsigned)(*p - '0');
+		if (p - d > 19)
+			return NULL;
+	}
+	if (p == d || p == end || *p != stop)
+		return NULL;
+	*out = v;
+	return p + 1;
+}
+
+/**
  * deps_wait_parse - parse "NAME>=N" (NAME non-empty, N a decimal >= 0).
  * The name may itself contain brackets ("S[3]>=2"): the last ">=" splits.
  * Return: 0 or -EINVAL.
