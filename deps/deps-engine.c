@@ -96,15 +96,22 @@ static size_t par_live(const struct deps_par *p);
 	} \
 } while (0)
 
+/* FNV-1a over a name's bytes: hash_str(), and the args scanner as it reads. */
+#define HASH_INIT 2166136261u
+
+static inline uint32_t
+hash_step(uint32_t h, unsigned char c)
+{
+	return (h ^ c) * 16777619u;
+}
+
 static uint32_t
 hash_str(const char *s, size_t len)
 {
-	uint32_t h = 2166136261u;
+	uint32_t h = HASH_INIT;
 
-	while (len--) {
-		h ^= (unsigned char)*s++;
-		h *= 16777619u;
-	}
+	while (len--)
+		h = hash_step(h, (unsigned char)*s++);
 	return h;
 }
 
@@ -444,7 +451,7 @@ static bool
 sc_access_fast(struct deps_engine *e, struct scan *sc, bool write)
 {
 	const char *p = sc->p + 1, *end = sc->end, *name = p;
-	uint32_t h = 2166136261u;	/* hash_str() */
+	uint32_t h = HASH_INIT;	/* as hash_str() */
 	uint64_t lo = 0, hi = DEPS_WHOLE;
 
 	for (; p < end; p++) {
@@ -452,8 +459,7 @@ sc_access_fast(struct deps_engine *e, struct scan *sc, bool write)
 
 		if (c == '"' || c == '[' || c == '\\' || c == ']' || c <= ' ')
 			break;
-		h ^= c;
-		h *= 16777619u;
+		h = hash_step(h, c);
 	}
 	if (p == name || p == end || (*p != '"' && *p != '['))
 		return false;
