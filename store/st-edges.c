@@ -104,6 +104,39 @@ st_edges_sqlerr(struct st_edges *x, struct tc_err *err, const char *what)
 	return tc_err_set(err, -EIO, "edges: %s: %s", what, sqlite3_errmsg(x->db));
 }
 
+/*
+ * Why a share of the machine rather than a fixed 64 MiB: a 10M-event engine
+ * trace collects 1.3 GB of edges, and on the development box writing them
+ * to the page cache cost 2.6 s of system time a GB against 0.8 s for
+ * anonymous memory (docs/benchmarks-deps.md); the spill file stays for
+ * traces beyond the budget.
+ */
+size_t
+st_edges_ram(void)
+{
+	const char *s = getenv("NX_EDGE_RAM_MB");
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	size_t ram = ST_EDGE_RAM;
+
+	if (s && *s) {
+		char *end;
+		unsigned long long mb = strtoull(s, &end, 10);
+
+		if (!*end && mb >= 1 && mb <= (ST_EDGE_RAM_MAX >> 20))
+			return (size_t)mb << 20;
+	}
+	if (pages > 0 && psz > 0)
+		ram = TC_MAX(ram, TC_MIN((size_t)pages / 16 * (size_t)psz, ST_EDGE_RAM_MAX));
+	return ram;
+}
+
+void
+st_edges_usage(const struct st_edges *x, uint64_t *kept, uint64_t *spilled)
+{
+	*kept = x->ram_used;
+	*spilled = x->spilling ? x->spill.size : 0;
+}
+
 int
 st_edges_new(struct st_edges **out, sqlite3 *db, int64_t max_id, size_t ram,
 	     const char *spill_base, struct tc_err *err)

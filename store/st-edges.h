@@ -55,9 +55,18 @@
 #define ST_EDGE_BLOCK 256	/* event ids per edge_blocks row */
 #define ST_EDGE_LABELS 256	/* labels per edge_labels row */
 #define ST_EDGE_PARTS 256	/* partitions at most */
-#define ST_EDGE_RAM (64u << 20)	/* edge bytes kept in memory before spilling */
+#define ST_EDGE_RAM ((size_t)64 << 20)	/* edge bytes kept in memory: the least budget */
+#define ST_EDGE_RAM_MAX ((size_t)4 << 30)	/* and the most */
 
 struct st_edges;
+
+/**
+ * st_edges_ram - the edge bytes a trace's collector keeps in memory before
+ * it spills them: NX_EDGE_RAM_MB (MiB, 1 to 4096) when set to such a number,
+ * else a sixteenth of the machine's memory within ST_EDGE_RAM and
+ * ST_EDGE_RAM_MAX.
+ */
+size_t st_edges_ram(void);
 
 /**
  * st_edges_new - a collector for the edges of a trace whose event ids are
@@ -98,6 +107,12 @@ int st_edges_text_id(struct st_edges *x, const char *s, size_t len, uint32_t *id
  */
 int st_edges_add_text(struct st_edges *x, int64_t src, int64_t dst, int kind, int shape,
 		      uint32_t text, uint64_t a, uint64_t b);
+
+/**
+ * st_edges_usage - the bytes collected so far: kept in memory (full pages)
+ * into *@kept, written to the spill file into *@spilled.
+ */
+void st_edges_usage(const struct st_edges *x, uint64_t *kept, uint64_t *spilled);
 
 /**
  * st_edges_finish - sort what was collected and write the edge_blocks and

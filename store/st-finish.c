@@ -716,7 +716,7 @@ st_fin_edges(struct st_fin *f)
 	size_t off = 0;
 	int rc;
 
-	rc = st_edges_new(&w->edges, w->db, w->seq, ST_EDGE_RAM, w->path, f->err);
+	rc = st_edges_new(&w->edges, w->db, w->seq, st_edges_ram(), w->path, f->err);
 	if (rc < 0)
 		goto out;
 	rc = st_spill_map(sp);
@@ -897,6 +897,13 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	st_fin_time(&f, "deps");
 	if (rc < 0)
 		goto out;
+	if (f.t0 && w->edges) {
+		uint64_t kept, spilled;
+
+		st_edges_usage(w->edges, &kept, &spilled);
+		fprintf(stderr, "store: edge pages %6.1f MB in memory %8.1f MB spilled (budget %.1f MB)\n",
+			(double)kept / 1e6, (double)spilled / 1e6, (double)st_edges_ram() / 1e6);
+	}
 	/* the explicit and derived edges, packed per block of events (st-edges.c) */
 	rc = st_exec(w->db, "PRAGMA cache_size=-4096;", err);
 	if (!rc)
