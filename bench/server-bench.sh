@@ -31,6 +31,9 @@ i=0
 while [ ! -s "$W/out" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 URL=$(sed -n 's/^neuron-explorer: serving \(http:[^ ]*\)\/$/\1/p' "$W/out")
 
+# resident memory of the server, in MB: rss KEY (VmRSS, VmHWM)
+rss() { awk -v k="$1:" '$1 == k { printf "%.0f", $2 / 1024 }' "/proc/$PID/status"; }
+RSS0=$(rss VmRSS)
 t0=$(date +%s.%N)
 curl -s -F "trace=@$W/trace.json" "$URL/upload" -o "$W/up.json"
 t1=$(date +%s.%N)
@@ -48,6 +51,9 @@ INGEST_S=$($PY -c "print('%.1f' % ($t2 - $t1))")
 read -r NEV START END <<EOF2
 $($PY -c "import json; j=json.load(open('$W/t.json')); print(j['slices']+j['instants']+j['counters'], j['start_ns'], j['end_ns'])")
 EOF2
+sleep 1
+RSS1=$(rss VmRSS)
+HWM=$(rss VmHWM)
 MID=$(( (START + END) / 2 ))
 curl -s "$URL/api/traces/$ID/search?q=matmul&limit=1&offset=1000" -o "$W/s.json"
 EID=$($PY -c "import json; print(json.load(open('$W/s.json'))['matches'][0]['id'])")
@@ -136,7 +142,8 @@ mkdir -p "$(dirname "$OUT")"
 	echo "Synthetic trace: $NEV events on 16 threads + a counter (tests/server/gen-trace.py),"
 	echo "$((SIZE / 1000000)) MB of JSON. Upload (curl -F, to the 202): ${UPLOAD_MBS} MB/s."
 	echo "Ingest after the 202: ${INGEST_S} s (1 worker). First full-span timeline"
-	echo "(computed, 17 units, px 1600): ${COLD_MS} ms."
+	echo "(computed, 17 units, px 1600): ${COLD_MS} ms. Server resident memory: ${RSS0} MB"
+	echo "before the upload, ${HWM} MB at most, ${RSS1} MB idle after the ingest."
 	echo "wrk -t$THREADS -c$CONNS -d${DURATION}s per row, loopback, keep-alive."
 	echo
 	echo "| query | conns | path | p50 | p99 | req/s | answer bytes | non-2xx |"

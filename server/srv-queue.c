@@ -9,6 +9,7 @@
  * picked up again by st_library_recover() at the next start.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -231,6 +232,12 @@ worker_main(void *arg)
 			atomic_fetch_add(&s->m.ingests_ok, 1);
 		}
 		atomic_fetch_add(&s->m.ingest_bytes, (uint64_t)raw_size(w, id));
+		/*
+		 * The ingest freed its staging (edge pages, runs, chunks), but
+		 * glibc keeps freed heap memory in this thread's arena: an idle
+		 * server held 1.45 GB after a 10M-event ingest.  Hand it back.
+		 */
+		malloc_trim(0);
 
 		pthread_mutex_lock(&s->q_mu);
 		w->current[0] = 0;
