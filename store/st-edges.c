@@ -5,6 +5,7 @@
  * table `edges` that every trace connection sees.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +97,7 @@ struct st_edges {
 	uint32_t next_label;	/* ids from 1; 0 is an empty entry */
 	struct tc_buf group;	/* the edge_labels row being built */
 	sqlite3_stmt *ins_label, *ins_block;
+	int dbfd;		/* the database file, to start its writeback early; -1: none */
 };
 
 static int
@@ -146,6 +148,7 @@ st_edges_new(struct st_edges **out, sqlite3 *db, int64_t max_id, size_t ram,
 
 	*out = NULL;
 	x->spill.fd = -1;
+	x->dbfd = -1;
 	if (max_id < 0 || max_id > UINT32_MAX) {
 		rc = tc_err_set(err, -EINVAL, "edges: %lld events are too many", (long long)max_id);
 		goto out;
@@ -985,6 +988,18 @@ st_edges_pack_ahead(const struct st_edges *x)
 }
 
 /*
+ * Start writing back what SQLite has handed the kernel so far, without
+ * waiting: the blocks are written last, so without this most of them are
+ * still dirty when the store is fsync'd (0.6 s of waiting at 10M events).
+ */
+static void
+st_edges_kick(struct st_edges *x)
+{
+	if (x->dbfd >= 0)
+		(void)sync_file_range(x->dbfd, 0, 0, SYNC_FILE_RANGE_WRITE);
+}
+
+/*
  * Pack on a thread and write here, partition by partition.  Return: 0,
  * -errno with @err set, or 1 when the thread could not start (nothing done).
  */
@@ -1008,6 +1023,7 @@ st_edges_finish_ahead(struct st_edges *x, uint32_t *parts, size_t nparts, struct
 			pthread_cond_wait(&q.cv, &q.mu);
 		pthread_mutex_unlock(&q.mu);
 		rc = st_edges_write_pack(x, &q.slot[i % (ST_PACK_AHEAD + 1)], err);
+		st_edges_kick(x);
 		pthread_mutex_lock(&q.mu);
 		q.written++;
 		q.stop = rc < 0;
@@ -1047,6 +1063,7 @@ st_edges_finish(struct st_edges *x, struct tc_err *err)
 			goto out;
 		}
 	}
+	x->dbfd = open(x->spill_base, O_RDONLY | O_CLOEXEC);
 	parts = tc_xmalloc((x->nparts + 1) * sizeof(*parts));
 	for (uint32_t p = 0; p < x->nparts; p++)
 		if (x->in[p].count || x->out[p].count)
@@ -1064,12 +1081,16 @@ st_edges_finish(struct st_edges *x, struct tc_err *err)
 		for (size_t i = 0; i < nparts && !rc; i++) {
 			st_edges_pack(x, parts[i], &k, &pk);
 			rc = st_edges_write_pack(x, &pk, err);
+			st_edges_kick(x);
 		}
 		st_packer_free(&k);
 		free(pk.buf);
 		free(pk.rows);
 	}
 out:
+	if (x->dbfd >= 0)
+		close(x->dbfd);
+	x->dbfd = -1;
 	free(parts);
 	return rc;
 }
