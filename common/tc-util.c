@@ -237,3 +237,95 @@ tc_thread_name(const char *what)
 	snprintf(name, sizeof(name), "nx-%s", what);
 	pthread_setname_np(pthread_self(), name);
 }
+
+/* The first line of @path as a number of bytes; 0 for "max", junk or no file. */
+static uint64_t
+tc_read_limit(const char *path)
+{
+	char buf[64];
+	uint64_t v = 0;
+	FILE *f = fopen(path, "re");
+
+	if (f) {
+		if (fgets(buf, sizeof(buf), f)) {
+			char *end;
+
+			v = strtoull(buf, &end, 10);
+			if (end == buf || (*end && *end != '\n'))
+				v = 0;
+		}
+		fclose(f);
+	}
+	return v;
+}
+
+/*
+ * The least limit in file @name of cgroup directory @dir (under @root,
+ * @path from /proc/self/cgroup) and of every directory above it; 0 if none.
+ * Inside a container the path is often not visible under its own name, so
+ * the mount's top directory is read too.
+ */
+static uint64_t
+tc_cgroup_limit(const char *root, const char *dir, const char *path, const char *name)
+{
+	char *p = tc_xstrdup(path), *f;
+	uint64_t least = 0, v;
+
+	for (;;) {
+		char *slash;
+
+		f = tc_xasprintf("%s%s%s/%s", root, dir, strcmp(p, "/") ? p : "", name);
+		v = tc_read_limit(f);
+		free(f);
+		if (v && (!least || v < least))
+			least = v;
+		slash = strrchr(p, '/');
+		if (!slash || slash == p) {
+			if (!strcmp(p, "/") || !*p)
+				break;
+			strcpy(p, "/");
+		} else {
+			*slash = 0;
+		}
+	}
+	free(p);
+	return least;
+}
+
+uint64_t
+tc_mem_total_at(const char *root)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t mem = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0, lim;
+	char *cg = tc_xasprintf("%s/proc/self/cgroup", root), line[4096];
+	FILE *f = fopen(cg, "re");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *ctl;
+
+		if (!c2)
+			continue;
+		*c2++ = 0;
+		c2[strcspn(c2, "\n")] = 0;
+		ctl = c1 + 1;
+		lim = 0;
+		if (!*ctl && !strncmp(line, "0:", 2))	/* v2: 0::PATH */
+			lim = tc_cgroup_limit(root, "/sys/fs/cgroup", c2, "memory.max");
+		else if (!strcmp(ctl, "memory") || strstr(ctl, "memory,") ||
+			 (strlen(ctl) > 7 && !strcmp(ctl + strlen(ctl) - 7, ",memory")))
+			lim = tc_cgroup_limit(root, "/sys/fs/cgroup/memory", c2,
+					      "memory.limit_in_bytes");
+		if (lim && (!mem || lim < mem))
+			mem = lim;
+	}
+	if (f)
+		fclose(f);
+	free(cg);
+	return mem;
+}
+
+uint64_t
+tc_mem_total(void)
+{
+	return tc_mem_total_at("");
+}

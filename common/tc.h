@@ -155,6 +155,16 @@ int tc_fsync_file(const char *path);
  */
 void tc_thread_name(const char *what);
 
+/**
+ * tc_mem_total - the memory this process may use, in bytes: the machine's
+ * physical memory, lowered to the memory limit of its cgroup or of any
+ * cgroup above it (v2 memory.max, v1 memory.limit_in_bytes), as a container
+ * or a systemd MemoryMax= sets.  0 when nothing can be read.
+ */
+uint64_t tc_mem_total(void);
+/** tc_mem_total_at - tc_mem_total() with /proc and /sys read under @root (tests). */
+uint64_t tc_mem_total_at(const char *root);
+
 /** tc_write_all - write all @n bytes of @buf to @fd (retrying short writes); 0 or -errno. */
 int tc_write_all(int fd, const void *buf, size_t n);
 

@@ -107,17 +107,18 @@ st_edges_sqlerr(struct st_edges *x, struct tc_err *err, const char *what)
 }
 
 /*
- * Why a share of the machine rather than a fixed 64 MiB: a 10M-event engine
- * trace collects 1.3 GB of edges, and on the development box writing them
- * to the page cache cost 2.6 s of system time a GB against 0.8 s for
- * anonymous memory (docs/benchmarks-deps.md); the spill file stays for
- * traces beyond the budget.
+ * Why a share of the memory rather than a fixed 64 MiB: a 10M-event engine
+ * trace collects 1.3 GB of edges; keeping them in memory instead of writing
+ * them to the spill file and mapping them back took 2.4 s off its ingest on
+ * the development box (docs/benchmarks-deps.md, fifth round).  The share is
+ * of what the process may use, so a server in a 2 GB container does not
+ * plan on the host's memory; the spill file stays for traces beyond it.
  */
 size_t
 st_edges_ram(void)
 {
 	const char *s = getenv("NX_EDGE_RAM_MB");
-	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t mem = tc_mem_total();
 	size_t ram = ST_EDGE_RAM;
 
 	if (s && *s) {
@@ -127,8 +128,8 @@ st_edges_ram(void)
 		if (!*end && mb >= 1 && mb <= (ST_EDGE_RAM_MAX >> 20))
 			return (size_t)mb << 20;
 	}
-	if (pages > 0 && psz > 0)
-		ram = TC_MAX(ram, TC_MIN((size_t)pages / 16 * (size_t)psz, ST_EDGE_RAM_MAX));
+	if (mem)
+		ram = TC_MAX(ram, (size_t)TC_MIN(mem / 16, (uint64_t)ST_EDGE_RAM_MAX));
 	return ram;
 }
 

@@ -63,8 +63,8 @@ struct st_edges;
 /**
  * st_edges_ram - the edge bytes a trace's collector keeps in memory before
  * it spills them: NX_EDGE_RAM_MB (MiB, 1 to 4096) when set to such a number,
- * else a sixteenth of the machine's memory within ST_EDGE_RAM and
- * ST_EDGE_RAM_MAX.
+ * else a sixteenth of the memory the process may use (tc_mem_total(): the
+ * machine's, or its cgroup's limit) within ST_EDGE_RAM and ST_EDGE_RAM_MAX.
  */
 size_t st_edges_ram(void);
 

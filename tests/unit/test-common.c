@@ -133,6 +133,69 @@ test_copy(void)
 	free(dir);
 }
 
+/* Write @text to @root/@rel, creating the directories. */
+static void
+put_file(const char *root, const char *rel, const char *text)
+{
+	char *path = tc_xasprintf("%s/%s", root, rel), *dir = tc_xstrdup(path);
+	FILE *f;
+
+	*strrchr(dir, '/') = 0;
+	tc_mkdir_p(dir, 0755);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(text, f);
+		fclose(f);
+	}
+	free(dir);
+	free(path);
+}
+
+/* tc_mem_total_at() over fake /proc and /sys trees. */
+static void
+test_mem_total(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	uint64_t phys = (uint64_t)pages * (uint64_t)psz;
+	char tmpl[] = "/tmp/nx-memtest.XXXXXX", *root = mkdtemp(tmpl), *r;
+
+	ok(root != NULL, "temp dir for fake cgroup trees");
+	if (!root)
+		return;
+	is_int((long long)tc_mem_total_at(root), (long long)phys, "no cgroup files: physical memory");
+
+	r = tc_xasprintf("%s/v2", root);
+	put_file(r, "proc/self/cgroup", "0::/system.slice/nx.service\n");
+	put_file(r, "sys/fs/cgroup/memory.max", "max\n");
+	put_file(r, "sys/fs/cgroup/system.slice/memory.max", "1073741824\n");
+	put_file(r, "sys/fs/cgroup/system.slice/nx.service/memory.max", "max\n");
+	is_int((long long)tc_mem_total_at(r), (long long)TC_MIN(phys, 1073741824ULL),
+	       "cgroup v2: a limit on a parent cgroup counts");
+	put_file(r, "sys/fs/cgroup/system.slice/nx.service/memory.max", "536870912\n");
+	is_int((long long)tc_mem_total_at(r), (long long)TC_MIN(phys, 536870912ULL), "cgroup v2: the least limit up the path");
+	free(r);
+
+	r = tc_xasprintf("%s/v1", root);
+	put_file(r, "proc/self/cgroup", "5:cpu,cpuacct:/\n4:memory:/docker/abc\n0::/\n");
+	put_file(r, "sys/fs/cgroup/memory/memory.limit_in_bytes", "805306368\n");
+	is_int((long long)tc_mem_total_at(r), (long long)TC_MIN(phys, 805306368ULL),
+	       "cgroup v1: the container's own mount when its path is not visible");
+	put_file(r, "sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n");
+	is_int((long long)tc_mem_total_at(r), (long long)phys,
+	       "cgroup v1: no limit (the largest value) leaves physical memory");
+	put_file(r, "sys/fs/cgroup/memory/memory.limit_in_bytes", "12abc\n");
+	is_int((long long)tc_mem_total_at(r), (long long)phys, "a malformed limit is ignored");
+	free(r);
+
+	ok(tc_mem_total() > 0 && tc_mem_total() <= phys, "this process: at most physical memory");
+	{
+		char *cmd = tc_xasprintf("rm -rf '%s'", root);
+
+		ok(system(cmd) == 0, "fake trees removed");
+		free(cmd);
+	}
+}
+
 int
 main(void)
 {
@@ -222,5 +285,6 @@ main(void)
 	is_str(err.msg, "first 1", "first error wins");
 	is_int(err.code, -EINVAL, "first code wins");
 	test_copy();
+	test_mem_total();
 	return tap_done();
 }
