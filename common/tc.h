@@ -164,6 +164,14 @@ void tc_thread_name(const char *what);
 uint64_t tc_mem_total(void);
 /** tc_mem_total_at - tc_mem_total() with /proc and /sys read under @root (tests). */
 uint64_t tc_mem_total_at(const char *root);
+/**
+ * tc_ncpus - the CPUs this process may use: its affinity mask (as nproc(1)
+ * counts), lowered to its cgroup's CPU quota rounded up (v2 cpu.max, v1
+ * cpu.cfs_quota_us / cpu.cfs_period_us).  At least 1.
+ */
+int tc_ncpus(void);
+/** tc_ncpus_at - tc_ncpus() with /proc and /sys read under @root (tests). */
+int tc_ncpus_at(const char *root);
 
 /** tc_write_all - write all @n bytes of @buf to @fd (retrying short writes); 0 or -errno. */
 int tc_write_all(int fd, const void *buf, size_t n);

@@ -313,8 +313,11 @@ derive_timing(struct deps_engine *e, int64_t t0, int64_t c0)
 
 /*
  * Threads for the derivation, this one included (deps_engine_set_threads()):
- * NX_DEPS_THREADS=N, else the online CPUs, at most 8.  1: all on this one,
- * as before there were threads.
+ * NX_DEPS_THREADS=N, else the CPUs this process may use (tc_ncpus(): its
+ * affinity and its cgroup's quota), at least 2 and at most 8.  1: all on
+ * this one, as before there were threads.  Two threads even on one CPU:
+ * the batched path they take was as fast there (1M events pinned to one
+ * CPU: deps phase 0.93 to 1.00 s on two threads, 1.00 to 1.03 s on one).
  */
 static int
 deps_threads(void)
@@ -329,8 +332,7 @@ deps_threads(void)
 		if (!*end && n >= 1)
 			return (int)TC_MIN(n, 8L);
 	}
-	n = sysconf(_SC_NPROCESSORS_ONLN);
-	return (int)TC_MAX(1L, TC_MIN(n, 8L));
+	return TC_MAX(2, TC_MIN(tc_ncpus(), 8));
 }
 
 int

@@ -985,7 +985,7 @@ st_edges_pack_ahead(const struct st_edges *x)
 
 	if (s && !strcmp(s, "1"))
 		return false;
-	return x->nedges >= ST_PACK_MIN_EDGES && sysconf(_SC_NPROCESSORS_ONLN) >= 2;
+	return x->nedges >= ST_PACK_MIN_EDGES && tc_ncpus() >= 2;
 }
 
 /*

@@ -151,7 +151,7 @@ put_file(const char *root, const char *rel, const char *text)
 	free(path);
 }
 
-/* tc_mem_total_at() over fake /proc and /sys trees. */
+/* tc_mem_total_at() and tc_ncpus_at() over fake /proc and /sys trees. */
 static void
 test_mem_total(void)
 {
@@ -188,6 +188,36 @@ test_mem_total(void)
 	free(r);
 
 	ok(tc_mem_total() > 0 && tc_mem_total() <= phys, "this process: at most physical memory");
+
+	{
+		long online = sysconf(_SC_NPROCESSORS_ONLN);
+		int base = tc_ncpus_at(root);	/* no cgroup files: the affinity mask */
+
+		ok(base >= 1 && base <= online, "CPUs without cgroup files: 1 to the online ones (%d)",
+		   base);
+		r = tc_xasprintf("%s/c2", root);
+		put_file(r, "proc/self/cgroup", "0::/user.slice/job\n");
+		put_file(r, "sys/fs/cgroup/user.slice/job/cpu.max", "max 100000\n");
+		is_int(tc_ncpus_at(r), base, "cgroup v2: cpu.max of max is no quota");
+		put_file(r, "sys/fs/cgroup/user.slice/cpu.max", "150000 100000\n");
+		is_int(tc_ncpus_at(r), TC_MIN(base, 2), "cgroup v2: 1.5 CPUs of a parent round up to 2");
+		free(r);
+		r = tc_xasprintf("%s/c1", root);
+		put_file(r, "proc/self/cgroup", "2:cpuacct:/\n1:cpu:/docker/x\n");
+		put_file(r, "sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n");
+		put_file(r, "sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n");
+		is_int(tc_ncpus_at(r), base, "cgroup v1: a quota of -1 is none");
+		put_file(r, "sys/fs/cgroup/cpu/cpu.cfs_quota_us", "100000\n");
+		is_int(tc_ncpus_at(r), 1, "cgroup v1: one CPU's quota");
+		free(r);
+		r = tc_xasprintf("%s/c1b", root);
+		put_file(r, "proc/self/cgroup", "3:cpu,cpuacct:/k\n");
+		put_file(r, "sys/fs/cgroup/cpu,cpuacct/k/cpu.cfs_quota_us", "50000\n");
+		put_file(r, "sys/fs/cgroup/cpu,cpuacct/k/cpu.cfs_period_us", "100000\n");
+		is_int(tc_ncpus_at(r), 1, "cgroup v1: controllers mounted together, half a CPU is 1");
+		free(r);
+		ok(tc_ncpus() >= 1 && tc_ncpus() <= online, "this process: 1 to the online CPUs");
+	}
 	{
 		char *cmd = tc_xasprintf("rm -rf '%s'", root);
 
