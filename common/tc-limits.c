@@ -46,24 +46,27 @@ tc_read_num(const char *path, uint64_t *n2)
 	return v;
 }
 
+/* tc_read_num() of file @name in directory @dir. */
 static uint64_t
-tc_mem_v2(const char *dir)
+tc_read_in(const char *dir, const char *name, uint64_t *n2)
 {
-	char *f = tc_xasprintf("%s/memory.max", dir);
-	uint64_t v = tc_read_num(f, NULL);
+	char *f = tc_xasprintf("%s/%s", dir, name);
+	uint64_t v = tc_read_num(f, n2);
 
 	free(f);
 	return v;
 }
 
 static uint64_t
+tc_mem_v2(const char *dir)
+{
+	return tc_read_in(dir, "memory.max", NULL);
+}
+
+static uint64_t
 tc_mem_v1(const char *dir)
 {
-	char *f = tc_xasprintf("%s/memory.limit_in_bytes", dir);
-	uint64_t v = tc_read_num(f, NULL);
-
-	free(f);
-	return v;
+	return tc_read_in(dir, "memory.limit_in_bytes", NULL);
 }
 
 /* CPUs of a quota: QUOTA / PERIOD rounded up; 0 without a quota. */
@@ -76,23 +79,17 @@ tc_cpus_of(uint64_t quota, uint64_t period)
 static uint64_t
 tc_cpu_v2(const char *dir)
 {
-	char *f = tc_xasprintf("%s/cpu.max", dir);
-	uint64_t period, quota = tc_read_num(f, &period);	/* "max 100000": 0 */
+	uint64_t period, quota = tc_read_in(dir, "cpu.max", &period);	/* "max 100000": 0 */
 
-	free(f);
 	return tc_cpus_of(quota, period);
 }
 
 static uint64_t
 tc_cpu_v1(const char *dir)
 {
-	char *fq = tc_xasprintf("%s/cpu.cfs_quota_us", dir);
-	char *fp = tc_xasprintf("%s/cpu.cfs_period_us", dir);
-	uint64_t quota = tc_read_num(fq, NULL), period = tc_read_num(fp, NULL);	/* -1: 0 */
-
-	free(fq);
-	free(fp);
-	return tc_cpus_of(quota, period);
+	/* a quota of -1 (none) reads as 0 */
+	return tc_cpus_of(tc_read_in(dir, "cpu.cfs_quota_us", NULL),
+			  tc_read_in(dir, "cpu.cfs_period_us", NULL));
 }
 
 /* The least of @fn over @mount + @path and every directory above it; 0 if none. */
