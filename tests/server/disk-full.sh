@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/server/disk-full.sh - a data directory that runs out of space (a
+# small tmpfs; needs root to mount it, skipped otherwise): an upload that does
+# not fit gets 507 with a JSON error and leaves no partial file; an upload
+# that fits but whose ingest does not is kept and marked failed with the
+# reason; the traces stored before answer unchanged, before and after a
+# restart; once there is room again, the same file ingests.
+. "$NX_SRCDIR/tests/lib.sh"
+. "$NX_SRCDIR/tests/server/srv-lib.sh"
+GEN="$PY $NX_SRCDIR/tests/server/gen-trace.py"
+TR="$NX_SRCDIR/tests/data/server/basic.json"
+
+[ "$(id -u)" = 0 ] || skip_all "mounting a tmpfs needs root"
+command -v mount >/dev/null 2>&1 || skip_all "no mount(8)"
+mkdir -p "$T/small"
+mount -t tmpfs -o size=24m tmpfs "$T/small" 2>/dev/null || skip_all "cannot mount a tmpfs here"
+at_exit "umount '$T/small'"
+
+$GEN 300000 "$T/big.json" 4 || skip_all "cannot generate a trace"
+$GEN 20000 "$T/mid.json" 4 || skip_all "cannot generate a trace"
+D="$T/small/d"
+srv_start "$D" --workers 1
+ok $? "server starts on a 24 MiB tmpfs"
+curl -s -F "trace=@$TR" "$URL/upload?wait=1" -o "$T/a.json"
+A=$(jget "$T/a.json" 'j["id"]')
+is "$(jget "$T/a.json" 'j["status"]')" ready "a small trace is ingested"
+req GET "/api/traces/$A/timeline?px=1000" >/dev/null
+cp "$T/body" "$T/a-timeline.json"
+
+# an upload larger than the free space
+code=$(curl -s -o "$T/big.out" -w '%{http_code}' -F "trace=@$T/big.json" "$URL/upload")
+is "$code" 507 "an upload that does not fit: 507 ($(wc -c <"$T/big.json") bytes)"
+is "$(jget "$T/big.out" 'j["error"]')" no_space "with a JSON error"
+is "$(ls "$D/tmp" | wc -l | tr -d ' ')" 0 "and no partial file left"
+is "$(ls "$D/raw" | wc -l | tr -d ' ')" 1 "nothing added to raw/"
+
+# fill the disk so that the next upload fits but its store does not
+free_kb=$(df -Pk "$T/small" | awk 'NR == 2 { print $4 }')
+mid_kb=$(( $(wc -c <"$T/mid.json") / 1024 ))
+dd if=/dev/zero of="$T/small/filler" bs=1k count=$((free_kb - mid_kb - 200)) 2>/dev/null
+code=$(curl -s -o "$T/mid.out" -w '%{http_code}' -F "trace=@$T/mid.json" "$URL/upload?wait=1")
+is "$code" 422 "an upload that fits but whose ingest does not: 422 ingest_failed"
+M=$(jget "$T/mid.out" 'j["id"]')
+is "$(jget "$T/mid.out" 'j["error"]')" ingest_failed "with the JSON error of a failed ingest"
+req GET "/api/traces/$M" >/dev/null
+is "$(jget "$T/body" 'j["status"]')" failed "the trace is marked failed"
+check "the reason says the disk is full" grep -q "full" "$T/body"
+is "$(ls "$D/raw" | wc -l | tr -d ' ')" 2 "its upload is kept in raw/"
+is "$(ls "$D/tmp" | wc -l | tr -d ' ')" 0 "no partial store left in tmp/"
+is "$(req GET "/api/traces/$A/timeline?px=1000")" 200 "the trace stored before answers"
+check "unchanged" cmp "$T/body" "$T/a-timeline.json"
+
+srv_stop
+ok $? "SIGTERM on a full disk exits 0"
+srv_start "$D" --workers 1
+ok $? "restart on the full disk"
+is "$(req GET "/api/traces/$A/timeline?px=1000")" 200 "the trace stored before answers after the restart"
+check "unchanged" cmp "$T/body" "$T/a-timeline.json"
+
+# room again: the same file ingests (a new trace sharing the kept raw file)
+rm -f "$T/small/filler"
+code=$(curl -s -o "$T/mid2.out" -w '%{http_code}' -F "trace=@$T/mid.json" "$URL/upload?wait=1")
+is "$code" 201 "with room again the same file ingests"
+is "$(ls "$D/raw" | wc -l | tr -d ' ')" 2 "sharing the raw file kept before"
+srv_stop
+done_testing
