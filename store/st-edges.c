@@ -1064,6 +1064,7 @@ st_edges_finish(struct st_edges *x, struct tc_err *err)
 			goto out;
 		}
 	}
+	/* the spill base is the database's own path (st_fin_edges()) */
 	x->dbfd = open(x->spill_base, O_RDONLY | O_CLOEXEC);
 	parts = tc_xmalloc((x->nparts + 1) * sizeof(*parts));
 	for (uint32_t p = 0; p < x->nparts; p++)
