@@ -304,6 +304,36 @@ srv_api_delete(struct srv_req *r, const char *id)
 	return srv_reply_json(r, 200, json_pack("{s:s}", "deleted", id));
 }
 
+/*
+ * POST /api/traces/ID/retry: ingest a failed trace again from its kept raw
+ * file (the disk was full, a bug since fixed), without uploading it again.
+ */
+enum MHD_Result
+srv_api_retry(struct srv_req *r, const char *id)
+{
+	struct srv *s = r->srv;
+	struct tc_err err = { 0 };
+	char url[64];
+	int rc;
+
+	if (!srv_auth_ok(r))
+		return MHD_YES;
+	pthread_mutex_lock(&s->lib_mu);
+	rc = st_library_requeue(s->lib, id, &err);
+	pthread_mutex_unlock(&s->lib_mu);
+	if (rc == -ENOENT)
+		return srv_reply_error(r, 404, "not_found", "no trace %s", id);
+	if (rc == -EALREADY)
+		return srv_reply_error(r, 409, "not_failed", "%s: only a failed ingest is retried",
+				       err.msg);
+	if (rc < 0)
+		return srv_reply_errno(r, rc, err.msg);
+	srv_queue_push(s, id, true);	/* accepted once already: not held to --max-queue */
+	snprintf(url, sizeof(url), "/api/traces/%s", id);
+	return srv_reply_json(r, 202, json_pack("{s:s,s:s,s:s}", "id", id, "status", "queued",
+						"url", url));
+}
+
 enum MHD_Result
 srv_api_raw(struct srv_req *r, const char *id)
 {

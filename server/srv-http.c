@@ -267,10 +267,16 @@ route_traces(struct srv_req *r, const char *method, const char *path)
 			goto bad_method;
 		return srv_api_trace(r, id);
 	}
-	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		goto bad_method;
 	what = slash + 1;
 	rest = strchr(what, '/');
+	if (!strcmp(what, "retry")) {
+		r->route = SRV_R_TRACE;
+		if (strcmp(method, "POST"))
+			goto bad_method;
+		return srv_api_retry(r, id);
+	}
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		goto bad_method;
 	if (!strcmp(what, "raw")) {
 		r->route = SRV_R_RAW;
 		return srv_api_raw(r, id);

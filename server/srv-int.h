@@ -228,6 +228,7 @@ void srv_upload_free(struct srv_upload *u);
 enum MHD_Result srv_api_list(struct srv_req *r);
 enum MHD_Result srv_api_trace(struct srv_req *r, const char *id);
 enum MHD_Result srv_api_delete(struct srv_req *r, const char *id);
+enum MHD_Result srv_api_retry(struct srv_req *r, const char *id);
 enum MHD_Result srv_api_raw(struct srv_req *r, const char *id);
 /** srv_devices_json - the devices array of a trace, in display order. */
 json_t *srv_devices_json(sqlite3 *db);

@@ -83,6 +83,14 @@ int st_library_add_ingest(struct st_library *lib, const char *src_path, const ch
 int st_library_set_status(struct st_library *lib, const char *id, const char *status,
 			  double progress, const char *error);
 
+/**
+ * st_library_requeue - put trace @id, whose ingest failed, back to "queued"
+ * (its raw file was kept), in one statement, so two callers cannot both.
+ * Return: 0, -ENOENT (no such trace), -EALREADY (it is not failed; @err says
+ * its status) or -EIO.
+ */
+int st_library_requeue(struct st_library *lib, const char *id, struct tc_err *err);
+
 /** st_library_delete - remove the catalog row and the trace db; the raw
  * file goes too when no other trace refers to it. 0, -ENOENT or -errno. */
 int st_library_delete(struct st_library *lib, const char *id, struct tc_err *err);

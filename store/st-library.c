@@ -283,6 +283,42 @@ out:
 	return rc;
 }
 
+int
+st_library_requeue(struct st_library *lib, const char *id, struct tc_err *err)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	pthread_mutex_lock(&lib->lock);
+	rc = st_lib_prepare(lib, &s, "UPDATE traces SET status='queued', progress=0, error=NULL,"
+			    " updated_ns=? WHERE id=? AND status='failed'", err);
+	if (rc < 0)
+		goto out;
+	sqlite3_bind_int64(s, 1, tc_now_ns());
+	sqlite3_bind_text(s, 2, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) != SQLITE_DONE) {
+		rc = tc_err_set(err, -EIO, "catalog: %s", sqlite3_errmsg(lib->cat));
+		goto out;
+	}
+	if (sqlite3_changes(lib->cat) == 1)
+		goto out;
+	sqlite3_finalize(s);
+	s = NULL;
+	rc = st_lib_prepare(lib, &s, "SELECT status FROM traces WHERE id=?", err);
+	if (rc < 0)
+		goto out;
+	sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		rc = tc_err_set(err, -EALREADY, "trace %s is %s", id,
+				(const char *)sqlite3_column_text(s, 0));
+	else
+		rc = tc_err_set(err, -ENOENT, "no trace %s", id);
+out:
+	sqlite3_finalize(s);
+	pthread_mutex_unlock(&lib->lock);
+	return rc;
+}
+
 static int
 st_library_sha(struct st_library *lib, const char *id, char hex[65], struct tc_err *err)
 {

@@ -2,7 +2,7 @@
 // tests/browser/ui.mjs - drives the web UI in headless chromium against a running server
 // ($NX_URL) and prints TAP. Steps run in order on one browser, as an engineer would use it:
 // upload, library, timeline rows, zoom/pan, selection with flow edges, search, range summary,
-// link round-trip, untrusted names, delete. Screenshots of each step go to $NX_SHOTS.
+// link round-trip, untrusted names, a failed ingest retried, delete. Screenshots of each step go to $NX_SHOTS.
 import { chromium } from 'playwright-core';
 import path from 'node:path';
 import fs from 'node:fs';
@@ -19,6 +19,7 @@ const shared = TRACES && path.join(TRACES, 'hta_simple_add_a100.json.gz');
 const MAIN = shared && fs.existsSync(shared) ? shared : path.join(HERE, 'data/two-gpus.json');
 const XSS = path.join(HERE, 'data/xss-names.json');
 const BAD = path.join(HERE, 'data/not-a-trace.txt');
+const TRUNC = path.join(HERE, 'data/truncated.json');
 
 let n = 0;
 let failed = 0;
@@ -367,6 +368,40 @@ async function main() {
 			b: document.querySelectorAll('#tl-details b').length,
 		}));
 		eq(injected, { img: 0, scripts: 0, b: 0 }, 'no element made from trace data');
+		eq(ctx.dialogs, [], 'no dialog fired');
+	});
+
+	await step('a failed ingest shows its reason and a Retry button that ingests it again', async () => {
+		await page.goto(URL0 + '/');
+		await page.waitForSelector('#library:not([hidden])');
+		await uploadViaPage(TRUNC);
+		const t = await waitReady('truncated.json');
+		eq(t.status, 'failed', 'the truncated trace fails to ingest');
+		const row = `#lib-table tr[data-id="${t.id}"]`;
+		await page.waitForSelector(`${row}[data-status="failed"] button.retry`);
+		const reason = await page.locator(`${row} .status.failed`).textContent();
+		assert(/truncated JSON/.test(reason), 'the reason is shown: ' + reason);
+		eq(await page.locator('#lib-table tr[data-status="ready"] button.retry').count(), 0,
+			'no Retry on ready runs');
+		eq(await page.locator(`${row} td.row-actions`).evaluate((e) => getComputedStyle(e).display),
+			'table-cell', 'Retry and Delete sit in their column');
+		const [resp] = await Promise.all([
+			page.waitForResponse((r) => r.url().endsWith(`/api/traces/${t.id}/retry`) &&
+				r.request().method() === 'POST'),
+			page.click(`${row} button.retry`),
+		]);
+		eq(resp.status(), 202, 'the retry is accepted');
+		let j;
+		for (let i = 0; i < 100; i++) {
+			j = await api(`/api/traces/${t.id}`);
+			if (j.status === 'failed')
+				break;
+			await page.waitForTimeout(100);
+		}
+		eq(j.status, 'failed', 'the same bytes fail again');
+		assert(/truncated JSON/.test(j.error || ''), 'for the same reason: ' + j.error);
+		await page.waitForSelector(`${row}[data-status="failed"] button.retry`);
+		await shot('14-retry-failed');
 		eq(ctx.dialogs, [], 'no dialog fired');
 	});
 

@@ -121,6 +121,7 @@ is "$(req POST /upload -H 'Authorization: Bearer wrong-0123456789abcd' -F "trace
 is "$(req POST /upload -H 'Authorization: Bearer tok-0123456789abcdef' -F "trace=@$TR")" 202 \
 	"right token: 202"
 is "$(req DELETE "/api/traces/$ID")" 401 "delete without token: 401"
+is "$(req POST "/api/traces/$ID/retry")" 401 "retry without token: 401"
 is "$(req GET "/api/traces/$ID")" 200 "reads are open"
 is "$(req DELETE "/api/traces/$ID" -H 'Authorization: Bearer tok-0123456789abcdef')" 200 \
 	"delete with token: 200"

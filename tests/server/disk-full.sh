@@ -5,7 +5,8 @@
 # not fit gets 507 with a JSON error and leaves no partial file; an upload
 # that fits but whose ingest does not is kept and marked failed with the
 # reason; the traces stored before answer unchanged, before and after a
-# restart; once there is room again, the same file ingests.
+# restart; once there is room again, POST /api/traces/ID/retry ingests it
+# from the kept raw file.
 . "$NX_SRCDIR/tests/lib.sh"
 . "$NX_SRCDIR/tests/server/srv-lib.sh"
 GEN="$PY $NX_SRCDIR/tests/server/gen-trace.py"
@@ -22,11 +23,7 @@ $GEN 20000 "$T/mid.json" 4 || skip_all "cannot generate a trace"
 D="$T/small/d"
 srv_start "$D" --workers 1
 ok $? "server starts on a 24 MiB tmpfs"
-curl -s -F "trace=@$TR" "$URL/upload?wait=1" -o "$T/a.json"
-A=$(jget "$T/a.json" 'j["id"]')
-is "$(jget "$T/a.json" 'j["status"]')" ready "a small trace is ingested"
-req GET "/api/traces/$A/timeline?px=1000" >/dev/null
-cp "$T/body" "$T/a-timeline.json"
+reference "$TR" "a small trace is ingested"
 
 # an upload larger than the free space
 code=$(curl -s -o "$T/big.out" -w '%{http_code}' -F "trace=@$T/big.json" "$URL/upload")
@@ -58,10 +55,23 @@ ok $? "restart on the full disk"
 is "$(req GET "/api/traces/$A/timeline?px=1000")" 200 "the trace stored before answers after the restart"
 check "unchanged" cmp "$T/body" "$T/a-timeline.json"
 
-# room again: the same file ingests (a new trace sharing the kept raw file)
+# room again: the failed trace is retried from its kept raw file
 rm -f "$T/small/filler"
+is "$(req GET "/api/traces/$M/retry")" 405 "retry: GET is not allowed"
+is "$(req POST "/api/traces/$A/retry")" 409 "retry of a ready trace: 409"
+is "$(jget "$T/body" 'j["error"]')" not_failed "not_failed"
+is "$(req POST /api/traces/0123456789abcdef/retry)" 404 "retry of no trace: 404"
+is "$(req POST "/api/traces/$M/retry")" 202 "retry of the failed trace: 202"
+is "$(jget "$T/body" 'j["status"]')" queued "queued again"
+wait_status "$M" ready
+ok $? "with room again it ingests from the kept raw file"
+req GET "/api/traces/$M" >/dev/null
+is "$(jget "$T/body" 'j["slices"]')" 20000 "all of it"
+is "$(jget "$T/body" 'j["error"]')" None "and the reason is gone"
+is "$(req POST "/api/traces/$M/retry")" 409 "a second retry: 409"
+# and the same file uploaded again makes a new trace sharing the raw file
 code=$(curl -s -o "$T/mid2.out" -w '%{http_code}' -F "trace=@$T/mid.json" "$URL/upload?wait=1")
-is "$code" 201 "with room again the same file ingests"
+is "$code" 201 "the same file uploaded again ingests"
 is "$(ls "$D/raw" | wc -l | tr -d ' ')" 2 "sharing the raw file kept before"
 srv_stop
 done_testing

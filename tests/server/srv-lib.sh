@@ -49,6 +49,16 @@ upload_wait() {
 	curl -s -F "trace=@$1" "$URL/upload?wait=1$2" -o "$T/up.json" -w '%{http_code}' >"$T/up.code"
 	jget "$T/up.json" 'j.get("id","")'
 }
+# reference FILE NAME: upload FILE with ?wait=1 as the trace the test checks
+# stays intact: its id in $A, "ready" checked as test NAME, its full-span
+# timeline kept in $T/a-timeline.json for same_timeline
+reference() {
+	curl -s -F "trace=@$1" "$URL/upload?wait=1" -o "$T/a.json"
+	A=$(jget "$T/a.json" 'j["id"]')
+	is "$(jget "$T/a.json" 'j["status"]')" ready "$2"
+	req GET "/api/traces/$A/timeline?px=1000" >/dev/null
+	cp "$T/body" "$T/a-timeline.json"
+}
 # wait_status ID WANT: poll until the trace has status WANT (20 s)
 wait_status() {
 	_i=0

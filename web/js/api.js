@@ -32,14 +32,20 @@ export async function getJSON(path, signal) {
 	return JSON.parse(text);
 }
 
-/** del(path): DELETE path. */
-export async function del(path) {
-	const r = await fetch(path, { method: 'DELETE' });
+/* send(method, path): a request without a body; the JSON reply ({} when empty). */
+async function send(method, path) {
+	const r = await fetch(path, { method });
 	const text = await r.text();
 	if (!r.ok)
 		throw errorFromBody(r.status, text);
 	return text ? JSON.parse(text) : {};
 }
+
+/** del(path): DELETE path. */
+export const del = (path) => send('DELETE', path);
+
+/** post(path): POST path without a body. */
+export const post = (path) => send('POST', path);
 
 /** qs(obj): a query string from the defined values of obj. */
 export function qs(obj) {

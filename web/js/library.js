@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // web/js/library.js - the library page: list, search, sort, delete and upload of runs.
 import { el, clear, fmtBytes, fmtCount, fmtDate, debounce } from './util.js';
-import { getJSON, del, qs, upload, tracePath } from './api.js';
+import { getJSON, del, post, qs, upload, tracePath } from './api.js';
 
 const SORTS = {
 	created_desc: (a, b) => (b.created_ns || 0) - (a.created_ns || 0),
@@ -163,6 +163,9 @@ export class Library {
 		}
 		const tags = el('span', { class: 'tags' }, (t.tags || []).map((g) => el('span', { class: 'tag' }, g)));
 		const delBtn = el('button', { class: 'danger small', title: 'Delete this run', onclick: () => this.remove(t) }, 'Delete');
+		const retryBtn = t.status === 'failed'
+			? el('button', { class: 'retry small', title: 'Ingest it again from the kept upload', onclick: () => this.retry(t) }, 'Retry')
+			: null;
 		return el('tr', { 'data-id': t.id, 'data-status': t.status },
 			el('td', { class: 'name' }, name, el('div', { class: 'muted small mono' }, t.format || '', ' ', t.id)),
 			el('td', { class: 'mono' }, fmtDate(t.created_ns)),
@@ -171,7 +174,17 @@ export class Library {
 			el('td', { class: 'devices' }, devText),
 			el('td', null, status),
 			el('td', null, tags),
-			el('td', null, delBtn));
+			el('td', { class: 'row-actions' }, retryBtn, delBtn));
+	}
+
+	/** retry(t): ingest a failed run again from its kept upload (after freeing disk space, say). */
+	async retry(t) {
+		try {
+			await post(tracePath(t.id) + '/retry');
+		} catch (e) {
+			this.showError(`Cannot retry ${t.name || t.id}: ${e.message}`);
+		}
+		this.refresh();
 	}
 
 	async remove(t) {
