@@ -2,7 +2,8 @@
 // tests/browser/ui.mjs - drives the web UI in headless chromium against a running server
 // ($NX_URL) and prints TAP. Steps run in order on one browser, as an engineer would use it:
 // upload, library, timeline rows, zoom/pan, selection with flow edges, search, range summary,
-// link round-trip, untrusted names, a failed ingest retried, delete. Screenshots of each step go to $NX_SHOTS.
+// link round-trip, untrusted names, dependencies of every kind, a failed ingest retried,
+// delete. Screenshots of each step go to $NX_SHOTS.
 import { chromium } from 'playwright-core';
 import path from 'node:path';
 import fs from 'node:fs';
@@ -20,6 +21,7 @@ const MAIN = shared && fs.existsSync(shared) ? shared : path.join(HERE, 'data/tw
 const XSS = path.join(HERE, 'data/xss-names.json');
 const BAD = path.join(HERE, 'data/not-a-trace.txt');
 const TRUNC = path.join(HERE, 'data/truncated.json');
+const KINDS = path.join(HERE, 'data/kinds.json');
 
 let n = 0;
 let failed = 0;
@@ -371,6 +373,46 @@ async function main() {
 		eq(ctx.dialogs, [], 'no dialog fired');
 	});
 
+	await step('dependencies of every kind: listed by kind, drawn, toggled', async () => {
+		await page.goto(URL0 + '/');
+		await page.waitForSelector('#library:not([hidden])');
+		await uploadViaPage(KINDS);
+		const t = await waitReady('kinds.json');
+		eq(t.status, 'ready', 'kinds.json ingests');
+		const s = await api(`/api/traces/${t.id}/search?q=mid&limit=10`);
+		const mid = s.matches.find((m) => m.name === 'mid');
+		assert(mid, 'the event "mid" is found');
+		const ev = await api(`/api/traces/${t.id}/events/${mid.id}`);
+		const count = (dir, k) => (ev.edges[dir][k] || []).length;
+		eq([count('in', 'order'), count('in', 'anti'), count('in', 'output'), count('out', 'flow')],
+			[2, 1, 1, 1], 'the API has program order and a semaphore wait, anti, output in; flow out');
+		await page.goto(`${URL0}/#trace=${t.id}&start=0&end=45000&sel=${mid.id}`);
+		await waitState((id) => window.__nx.state.sel === id && window.__nx.state.detailLoaded &&
+			window.__nx.state.ready, mid.id);
+		for (const [dir, k] of [['in', 'order'], ['in', 'anti'], ['in', 'output'], ['out', 'flow']])
+			eq(await page.locator(`.edge-dir[data-dir=${dir}] ul[data-kind=${k}] a.edge-link`).count(),
+				count(dir, k), `${dir} ${k} edges listed`);
+		const details = await page.locator('#tl-details').textContent();
+		for (const label of ['S>=1', 'B[0:64]', 'B[0:32]'])
+			assert(details.includes(label), `the edge label ${label} is shown`);
+		await waitState(() => new Set(window.__nx.state.arrows.map((a) => a.kind)).size >= 4);
+		const arrows = (await state()).arrows;
+		const key = (a) => `${a.kind}:${a.src}>${a.dst}`;
+		const want = [];
+		for (const dir of ['in', 'out'])
+			for (const [k, list] of Object.entries(ev.edges[dir]))
+				for (const e of list)
+					want.push(dir === 'in' ? `${k}:${e.id}>${mid.id}` : `${k}:${mid.id}>${e.id}`);
+		eq([...new Set(arrows.map(key))].sort(), [...new Set(want)].sort(), 'one arrow per edge, by kind');
+		await shot('14-kinds');
+		await page.uncheck('#tl-kinds input[data-kind=anti]');
+		await page.waitForTimeout(100);
+		const left = (await state()).arrows.map((a) => a.kind);
+		assert(!left.includes('anti') && left.includes('output') && left.includes('order') &&
+			left.includes('flow'), 'the anti toggle hides only the anti arrow: ' + left);
+		await page.check('#tl-kinds input[data-kind=anti]');
+	});
+
 	await step('a failed ingest shows its reason and a Retry button that ingests it again', async () => {
 		await page.goto(URL0 + '/');
 		await page.waitForSelector('#library:not([hidden])');
@@ -401,7 +443,7 @@ async function main() {
 		eq(j.status, 'failed', 'the same bytes fail again');
 		assert(/truncated JSON/.test(j.error || ''), 'for the same reason: ' + j.error);
 		await page.waitForSelector(`${row}[data-status="failed"] button.retry`);
-		await shot('14-retry-failed');
+		await shot('15-retry-failed');
 		eq(ctx.dialogs, [], 'no dialog fired');
 	});
 
