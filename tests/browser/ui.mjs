@@ -411,6 +411,23 @@ async function main() {
 		assert(!left.includes('anti') && left.includes('output') && left.includes('order') &&
 			left.includes('flow'), 'the anti toggle hides only the anti arrow: ' + left);
 		await page.check('#tl-kinds input[data-kind=anti]');
+		/* The critical path ending at the selection: the API's hops, drawn and tabled. */
+		const cp = await api(`/api/traces/${t.id}/critical-path?event=${mid.id}&kinds=flow,order,anti,output`);
+		assert(cp.hops.length >= 2 && cp.hops[cp.hops.length - 1].id === mid.id, 'the path ends at mid');
+		await page.locator('#tl-critical').click();
+		await waitState((n) => window.__nx.state.critical === n &&
+			window.__nx.state.arrows.filter((a) => a.kind === 'critical').length === n - 1, cp.hops.length);
+		const crit = (await state()).arrows.filter((a) => a.kind === 'critical').map((a) => `${a.src}>${a.dst}`);
+		eq(crit, cp.hops.slice(1).map((h, i) => `${cp.hops[i].id}>${h.id}`), 'one thick arrow per hop');
+		await page.waitForSelector('#tl-critical-info table');
+		eq(await page.locator('#tl-critical-info table tbody tr').count(), cp.hops.length, 'a row per hop');
+		const head = await page.locator('#tl-critical-info h4').innerText();
+		assert(head.includes('30.00 µs (work 26.00 µs, wait 4.000 µs)'),
+			'the totals read in µs as rendered (not upper-cased to "MS"): ' + head);
+		const cut = await page.locator('#tl-critical-info td.num').evaluateAll((tds) =>
+			tds.filter((td) => td.scrollWidth > td.clientWidth).map((td) => td.textContent));
+		eq(cut, [], 'no work or wait figure is cut off');
+		await shot('14-kinds-critical');
 	});
 
 	await step('a failed ingest shows its reason and a Retry button that ingests it again', async () => {

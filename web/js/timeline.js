@@ -1258,7 +1258,10 @@ export class Timeline {
 		if (!box || !this.critical)
 			return;
 		const c = this.critical;
-		clear(box).append(el('h4', null, `Critical path: ${fmtDur(c.total_ns)} (work ${fmtDur(c.work_ns)}, wait ${fmtDur(c.wait_ns)})${c.truncated ? ' truncated' : ''}`));
+		/* the figures keep their case: an upper-case "µs" reads as "MS" */
+		clear(box).append(el('h4', null, 'Critical path: ',
+			el('span', { class: 'figures' }, `${fmtDur(c.total_ns)} (work ${fmtDur(c.work_ns)}, wait ${fmtDur(c.wait_ns)})`),
+			c.truncated ? ' truncated' : ''));
 		const tb = el('tbody');
 		for (const h of c.hops || []) {
 			tb.append(el('tr', null,
