@@ -489,6 +489,34 @@ async function main() {
 		await shot('15-deleted');
 	});
 
+	await step('slice labels contrast with their fill on every hue', async () => {
+		const worst = await page.evaluate(async () => {
+			const u = await import('/js/util.js');
+			const rgb = (css) => {
+				const c = document.createElement('canvas').getContext('2d');
+				c.fillStyle = css;
+				c.fillRect(0, 0, 1, 1);
+				return [...c.getImageData(0, 0, 1, 1).data].slice(0, 3);
+			};
+			const lum = ([r, g, b]) => {
+				const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+				return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+			};
+			let min = Infinity, at = '';
+			for (let i = 0; i < 2000; i++) {
+				const name = 'op' + i;
+				const a = lum(rgb(u.nameColour(name))), b = lum(rgb(u.nameTextColour(name)));
+				const c = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+				if (c < min) {
+					min = c;
+					at = name;
+				}
+			}
+			return { min, at };
+		});
+		assert(worst.min >= 3.5, `contrast at least 3.5:1 (worst ${worst.min.toFixed(2)} for ${worst.at})`);
+	});
+
 	await step('no script errors in the page', async () => {
 		eq(ctx.errors, [], 'page errors');
 	});

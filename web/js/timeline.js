@@ -5,7 +5,7 @@
 //
 // Time is held as ns in doubles. Data for a unit stays cached until newer data for it arrives,
 // so panning and zooming keep drawing the previous answer while the next one is on its way.
-import { el, clear, fmtDur, fmtPrecise, fmtTick, niceStep, fmtCount, nameColour, KINDS, KIND_COLOUR, debounce, isTyping } from './util.js';
+import { el, clear, fmtDur, fmtPrecise, fmtTick, niceStep, fmtCount, nameColour, nameTextColour, KINDS, KIND_COLOUR, debounce, isTyping } from './util.js';
 import { getJSON, qs, tracePath } from './api.js';
 
 const LABEL_W = 220;
@@ -511,7 +511,7 @@ export class Timeline {
 				const tx = Math.max(x, x0) + 3;
 				const avail = Math.min(x + wpx, xr) - tx - 2;
 				if (avail > 12) {
-					ctx.fillStyle = this.alphaFor(e.id) < 1 ? 'rgba(255,255,255,0.5)' : '#ffffff';
+					ctx.fillStyle = nameTextColour(e.name, this.alphaFor(e.id) < 1 ? 0.5 : 1);
 					ctx.fillText(fitText(ctx, e.name || '', avail), tx, yy + SLICE_H / 2);
 				}
 			}

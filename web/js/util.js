@@ -155,6 +155,30 @@ export function nameColour(name, alpha = 1) {
 	return `hsla(${h}, 55%, ${l}%, ${alpha})`;
 }
 
+/* The relative luminance (WCAG) of hsl(h, s%, l%). */
+function hslLuminance(h, s, l) {
+	s /= 100;
+	l /= 100;
+	const a = s * Math.min(l, 1 - l);
+	const f = (n) => {
+		const k = (n + h / 30) % 12;
+		const c = l - a * Math.max(-1, Math.min(k - 3, 9 - k, 1));
+		return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
+	};
+	return 0.2126 * f(0) + 0.7152 * f(8) + 0.0722 * f(4);
+}
+
+/**
+ * nameTextColour(name, alpha): the label colour on nameColour(name): white or near-black,
+ * whichever contrasts more with the fill (yellows and greens take dark text).
+ */
+export function nameTextColour(name, alpha = 1) {
+	const h = nameHue(name);
+	const lum = hslLuminance(h, 55, 48 + (h % 3) * 6);
+	/* white's contrast, 1.05 / (L + 0.05), beats #1f2328's, (L + 0.05) / 0.066, below L = 0.213 */
+	return lum < 0.213 ? `rgba(255,255,255,${alpha})` : `rgba(31,35,40,${alpha})`;
+}
+
 /** Edge kinds in the order the API reports them, with their arrow colours. */
 export const KINDS = ['flow', 'order', 'anti', 'output'];
 export const KIND_COLOUR = {
