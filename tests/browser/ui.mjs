@@ -316,6 +316,16 @@ async function main() {
 		const counts = (await page.locator('#tl-summary tbody tr td:nth-child(2)').allTextContents()).map((x) => Number(x.replace(/,/g, '')));
 		for (let i = 1; i < counts.length; i++)
 			assert(counts[i - 1] >= counts[i], 'sorted by count, descending');
+		const fit = await page.evaluate(() => {
+			const t = document.querySelector('#tl-summary table');
+			const panel = document.getElementById('tl-panel');
+			return {
+				table: t.getBoundingClientRect().right <= panel.getBoundingClientRect().right - 5,
+				cut: [...t.querySelectorAll('td.num, th')].filter((c) => c.scrollWidth > c.clientWidth)
+					.map((c) => c.textContent).slice(0, 5),
+			};
+		});
+		eq(fit, { table: true, cut: [] }, 'the summary fits the panel and no figure is cut off');
 		await shot('11-range-summary');
 	});
 
