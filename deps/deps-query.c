@@ -494,7 +494,7 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 	struct tset seen = { 0 };
 	struct hop *hops = NULL;
 	size_t n = 0, cap = 0;
-	int64_t cur, wait_sum = 0, work_sum = 0;
+	int64_t cur, wait_sum = 0, work_sum = 0, frontier;
 	json_t *res = NULL, *jh;
 	bool truncated = false;
 
@@ -573,20 +573,27 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 		}
 		cur = next;
 	}
-	/* Hops were collected backwards; report them first to last. */
+	/*
+	 * Hops were collected backwards; report them first to last.  Each hop's
+	 * time is split against the path so far (frontier: the latest end yet):
+	 * waiting before it starts, working for what it adds beyond the
+	 * frontier.  A kernel that starts before its launch call returns adds
+	 * only its end past the call's, so the parts sum to the path's span.
+	 */
 	jh = json_array();
+	frontier = n ? hops[n - 1].ev.ts : 0;
 	for (size_t k = n; k-- > 0;) {
 		struct hop *h = &hops[k];
-		struct hop *pred = k + 1 < n ? &hops[k + 1] : NULL;
-		int64_t wait = 0;
+		int64_t end = h->ev.ts + h->ev.dur, from = TC_MAX(h->ev.ts, frontier);
+		int64_t wait = TC_MAX(h->ev.ts - frontier, (int64_t)0);
+		int64_t work = TC_MAX(end - from, (int64_t)0);
 		json_t *o = ev_json(&h->ev);
 
-		if (pred && h->ev.ts > pred->ev.ts + pred->ev.dur)
-			wait = h->ev.ts - (pred->ev.ts + pred->ev.dur);
 		json_object_set_new(o, "wait_ns", json_integer(wait));
-		json_object_set_new(o, "work_ns", json_integer(h->ev.dur));
+		json_object_set_new(o, "work_ns", json_integer(work));
 		wait_sum += wait;
-		work_sum += h->ev.dur;
+		work_sum += work;
+		frontier = TC_MAX(frontier, end);
 		json_array_append_new(jh, o);
 	}
 	/* Fill kind/label: hops[k].kind is the edge from hops[k+1] into hops[k]. */
@@ -603,7 +610,7 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 		}
 	}
 	res = json_pack("{s:o,s:I,s:I,s:I,s:b}", "hops", jh, "total_ns",
-			(json_int_t)(n ? hops[0].ev.ts + hops[0].ev.dur - hops[n - 1].ev.ts : 0),
+			(json_int_t)(n ? frontier - hops[n - 1].ev.ts : 0),
 			"wait_ns", (json_int_t)wait_sum, "work_ns", (json_int_t)work_sum,
 			"truncated", truncated);
 out:

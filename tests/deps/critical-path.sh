@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # tests/deps/critical-path.sh - the critical path of a small pipeline with
 # known hops (tests/data/deps/pipeline.json: load -> compute1 -> compute2 ->
-# store through buffers X, Y, W on three in-order GPU streams), and the
-# program-order edges derived at query time.
+# store through buffers X, Y, W on three in-order GPU streams), the
+# program-order edges derived at query time, and a hop that overlaps its
+# predecessor.
 . "$NX_SRCDIR/tests/lib.sh"
 . "$NX_SRCDIR/tests/deps/deps-lib.sh"
 
@@ -36,4 +37,18 @@ is "$(jget "$T/po.json" "[(e['kind'], e['label']) for e in j['edges']]")" \
 	"[('order', 'program order')]" "store follows load on its stream"
 "$NX" critical-path --data "$T/d" "$id" >"$T/cp.txt"
 check "human output has the totals" grep -q "total 60000 ns: 10000 waiting, 50000 working over 4 hops" "$T/cp.txt"
+
+# A kernel that starts before its launch call returns (overlap.json: launch
+# 0-54 us, kernel 44-117 us, then copy 120-125 us on the kernel's stream):
+# the kernel works only for what it adds past the launch's end, so waiting
+# and working add up to the path's span instead of counting the overlap twice.
+rm -rf "$T/d"
+id=$(ingest_id "$DD/overlap.json")
+ok $? "overlap.json ingests"
+"$NX" critical-path --data "$T/d" "$id" --json >"$T/cp5.json"
+is "$(jget "$T/cp5.json" "' '.join('%s/%s/%d/%d' % (h['name'], h['kind'], h['wait_ns'], h['work_ns']) for h in j['hops'])")" \
+	"launch/None/0/54000 kernel/flow/0/63000 copy/order/3000/5000" \
+	"an overlapping hop works only past its predecessor's end"
+is "$(jget "$T/cp5.json" "j['total_ns'], j['wait_ns'] + j['work_ns'], j['hops'][1]['dur']")" \
+	"125000 125000 73000" "waiting and working add up to the span; the duration is still reported"
 done_testing
