@@ -438,6 +438,19 @@ async function main() {
 			tds.filter((td) => td.scrollWidth > td.clientWidth).map((td) => td.textContent));
 		eq(cut, [], 'no work or wait figure is cut off');
 		await shot('14-kinds-critical');
+		/* Zoomed in on mid alone: the arrows to events outside the window end at its edges. */
+		await page.goto(`${URL0}/#trace=${t.id}&start=23000&end=29000&sel=${mid.id}`);
+		await waitState((id) => window.__nx.state.sel === id && window.__nx.state.detailLoaded &&
+			window.__nx.state.ready && window.__nx.state.arrows.filter((a) => a.kind !== 'critical').length >= 4 && window.__nx.state.end < 30000, mid.id);
+		const edge = await page.evaluate(() => {
+			const t = window.__nx.timeline;
+			return { lo: 220, hi: 220 + t.plotW, arrows: window.__nx.state.arrows };
+		});
+		const inside = (x) => x >= edge.lo - 0.5 && x <= edge.hi + 0.5;
+		eq(edge.arrows.filter((a) => a.kind !== 'critical').filter((a) => !inside(a.x0) || !inside(a.x1)).map(key), [],
+			'arrows to events outside the window end at its edges');
+		eq([...new Set(edge.arrows.filter((a) => a.kind !== 'critical').map(key))].sort(), [...new Set(want)].sort(), 'and none is dropped');
+		await shot('14-kinds-zoomed');
 	});
 
 	await step('a failed ingest shows its reason and a Retry button that ingests it again', async () => {

@@ -765,9 +765,17 @@ export class Timeline {
 			const q = this.endpoint(a.dst, top);
 			if (!p || !q)
 				continue;
-			const x0 = p.x1;
+			/*
+			 * An end outside the window is drawn at the window's edge on its own row, so an
+			 * arrow from an event far to the left comes in from that row's left edge instead of
+			 * running along the selection's row from a point thousands of pixels away.
+			 */
+			const lo = LABEL_W, hi = LABEL_W + this.plotW;
+			if ((p.x1 < lo && q.x1 < lo) || (p.x0 > hi && q.x0 > hi))
+				continue;	/* both events wholly on one side: nothing of it would show */
+			const x0 = Math.min(Math.max(p.x1, lo), hi);
 			const y0 = p.y;
-			const x1 = q.x0;
+			const x1 = Math.min(Math.max(q.x0, lo), hi);
 			const y1 = q.y;
 			this.arrows.push({ src: a.src.id, dst: a.dst.id, kind: a.kind, x0, y0, x1, y1 });
 			drawArrow(ctx, x0, y0, x1, y1, KIND_COLOUR[a.kind] || '#000', a.kind === 'critical' ? 3 : a.chain ? 1.2 : 1.8);
