@@ -134,6 +134,8 @@ run "event detail, random events, one client" "/api/traces/$ID/events/$EID" "$(e
 kill "$PID"; wait "$PID" 2>/dev/null || true; PID=""
 
 mkdir -p "$(dirname "$OUT")"
+# the hand-written notes after the generated part survive a rerun
+notes=$(sed -n '/^### Reading these numbers/,$p' "$OUT" 2>/dev/null || true)
 {
 	echo "## Trace server (bench/server-bench.sh)"
 	echo
@@ -156,4 +158,5 @@ mkdir -p "$(dirname "$OUT")"
 	echo "\"random\" rows vary the request so that every one is computed: they are what"
 	echo "a user panning and zooming sees."
 } >"$OUT"
+[ -n "$notes" ] && printf '\n%s\n' "$notes" >>"$OUT"
 echo "server-bench: wrote $OUT"
