@@ -18,6 +18,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 #include "store/store-int.h"
 #include "store/library.h"
@@ -455,6 +456,31 @@ out:
 	return rc;
 }
 
+/*
+ * A full disk shows up as whichever write hit it first (the raw copy, a
+ * staging spill, SQLite's "database or disk is full"), each naming a
+ * temporary file of DATA/tmp/.  Say instead what the user can act on: the
+ * file, the data directory and the room left there.
+ */
+static void
+st_msg_no_space(struct st_library *lib, struct tc_err *err, const char *shown, uint64_t size,
+		const char *what)
+{
+	struct statvfs vs;
+	char room[32] = "?", sz[32] = "";
+
+	if (err->code != -ENOSPC && !strstr(err->msg, "No space left") &&
+	    !strstr(err->msg, "disk is full"))
+		return;
+	if (statvfs(lib->dir, &vs) == 0)
+		tc_human_bytes((uint64_t)vs.f_bavail * vs.f_frsize, room, sizeof(room));
+	if (size)
+		tc_human_bytes(size, sz, sizeof(sz));
+	err->code = -ENOSPC;
+	snprintf(err->msg, sizeof(err->msg), "%s%s%s%s: no space left in %s %s (%s free there now)",
+		 shown, size ? " (" : "", sz, size ? ")" : "", lib->dir, what, room);
+}
+
 int
 st_library_ingest(struct st_library *lib, const char *id, st_progress_fn progress, void *ctx,
 		  struct st_stats *stats, struct tc_err *err)
@@ -493,6 +519,7 @@ st_library_ingest(struct st_library *lib, const char *id, st_progress_fn progres
 out:
 	if (rc < 0 && err) {
 		st_library_name_errors(lib, id, raw, err);
+		st_msg_no_space(lib, err, "its upload", 0, "for its trace store");
 		st_library_set_status(lib, id, "failed", 0, err->msg);
 	}
 	free((char *)fmt);
@@ -600,6 +627,7 @@ out:
 			unlink(rawtmp);
 		unlink(dbtmp);
 		st_msg_rename(err, src, shown);
+		st_msg_no_space(lib, err, shown, (uint64_t)st.st_size, "to keep it and its trace store");
 		if (id_out[0])
 			st_library_set_status(lib, id_out, "failed", 0, err->msg);
 	}

@@ -42,7 +42,9 @@ M=$(jget "$T/mid.out" 'j["id"]')
 is "$(jget "$T/mid.out" 'j["error"]')" ingest_failed "with the JSON error of a failed ingest"
 req GET "/api/traces/$M" >/dev/null
 is "$(jget "$T/body" 'j["status"]')" failed "the trace is marked failed"
-check "the reason says the disk is full" grep -q "full" "$T/body"
+is "$(jget "$T/body" 'j["error"].split(" (")[0]')" "its upload: no space left in $D for its trace store" \
+	"the reason names the data directory"
+check "and the room left there" grep -q 'free there now)' "$T/body"
 is "$(ls "$D/raw" | wc -l | tr -d ' ')" 2 "its upload is kept in raw/"
 is "$(ls "$D/tmp" | wc -l | tr -d ' ')" 0 "no partial store left in tmp/"
 is "$(req GET "/api/traces/$A/timeline?px=1000")" 200 "the trace stored before answers"
@@ -54,6 +56,15 @@ srv_start "$D" --workers 1
 ok $? "restart on the full disk"
 is "$(req GET "/api/traces/$A/timeline?px=1000")" 200 "the trace stored before answers after the restart"
 check "unchanged" cmp "$T/body" "$T/a-timeline.json"
+
+# the CLI on the same full disk: one line naming the file and the directory
+dd if=/dev/zero of="$T/small/filler" bs=1k count=$((free_kb - mid_kb - 200)) 2>/dev/null
+"$NX" ingest --data "$D" "$T/mid.json" >/dev/null 2>"$T/cli.err"
+is "$?" 1 "CLI ingest on a full disk fails"
+check "saying so in one line" sh -c "[ \$(wc -l <'$T/cli.err') = 1 ] &&
+	grep -q '^neuron-explorer ingest: mid.json ([0-9.]* [KM]iB): no space left in $D to keep it and its trace store' '$T/cli.err'"
+is "$(ls "$D/tmp" | wc -l | tr -d ' ')" 0 "leaving nothing in tmp/"
+rm -f "$T/small/filler"
 
 # room again: the failed trace is retried from its kept raw file
 rm -f "$T/small/filler"
