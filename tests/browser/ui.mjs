@@ -85,6 +85,14 @@ async function waitReady(name) {
 	return t;
 }
 
+/* From the library page, upload FILE and wait until the run NAME is ready or failed. */
+async function uploadFromLibrary(file, name) {
+	await ctx.page.goto(URL0 + '/');
+	await ctx.page.waitForSelector('#library:not([hidden])');
+	await uploadViaPage(file);
+	return waitReady(name);
+}
+
 async function main() {
 	const browser = await chromium.launch({
 		executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
@@ -384,10 +392,7 @@ async function main() {
 	});
 
 	await step('dependencies of every kind: listed by kind, drawn, toggled', async () => {
-		await page.goto(URL0 + '/');
-		await page.waitForSelector('#library:not([hidden])');
-		await uploadViaPage(KINDS);
-		const t = await waitReady('kinds.json');
+		const t = await uploadFromLibrary(KINDS, 'kinds.json');
 		eq(t.status, 'ready', 'kinds.json ingests');
 		const s = await api(`/api/traces/${t.id}/search?q=mid&limit=10`);
 		const mid = s.matches.find((m) => m.name === 'mid');
@@ -454,10 +459,7 @@ async function main() {
 	});
 
 	await step('a failed ingest shows its reason and a Retry button that ingests it again', async () => {
-		await page.goto(URL0 + '/');
-		await page.waitForSelector('#library:not([hidden])');
-		await uploadViaPage(TRUNC);
-		const t = await waitReady('truncated.json');
+		const t = await uploadFromLibrary(TRUNC, 'truncated.json');
 		eq(t.status, 'failed', 'the truncated trace fails to ingest');
 		const row = `#lib-table tr[data-id="${t.id}"]`;
 		await page.waitForSelector(`${row}[data-status="failed"] button.retry`);
