@@ -456,6 +456,16 @@ async function main() {
 			'arrows to events outside the window end at its edges');
 		eq([...new Set(edge.arrows.filter((a) => a.kind !== 'critical').map(key))].sort(), [...new Set(want)].sort(), 'and none is dropped');
 		await shot('14-kinds-zoomed');
+		/* A slow answer: "loading…" shows while it is awaited, and goes when it is drawn. */
+		await page.route('**/timeline?*', async (route) => {
+			await new Promise((r) => setTimeout(r, 800));
+			await route.continue();
+		});
+		await page.evaluate(() => document.activeElement && document.activeElement.blur());
+		await page.click('#tl-zoom-out');
+		await page.waitForSelector('#tl-loading:not([hidden])', { timeout: 5000 });
+		await page.waitForSelector('#tl-loading', { state: 'hidden', timeout: 10000 });
+		await page.unroute('**/timeline?*');
 	});
 
 	await step('a failed ingest shows its reason and a Retry button that ingests it again', async () => {

@@ -317,6 +317,7 @@ export class Timeline {
 		const ac = new AbortController();
 		const me = { ac, start, end, ids };
 		this.inflight = me;
+		this.showLoading(true);
 		this.pending = false;
 		const url = tracePath(this.traceId) + '/timeline' + qs({ start, end, px, units: ids });
 		this.stats.timelineRequests++;
@@ -342,10 +343,25 @@ export class Timeline {
 		} finally {
 			if (this.inflight === me) {
 				this.inflight = null;
+				this.showLoading(false);
 				if (this.pending)
 					this.fetchWindow();
 			}
 		}
+	}
+
+	/*
+	 * showLoading(on): "loading…" in the toolbar while a window's answer is awaited, after a
+	 * short delay (fast answers do not flicker it): until then the rows show the previous
+	 * answer, which may lack events of the new window.
+	 */
+	showLoading(on) {
+		clearTimeout(this.loadingTimer);
+		const box = this.$('#tl-loading');
+		if (!on)
+			box.hidden = true;
+		else
+			this.loadingTimer = setTimeout(() => { box.hidden = !this.inflight; }, 150);
 	}
 
 	/** findEvent(eid): the cached event with that id, with its unit, or null. */
