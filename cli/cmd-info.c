@@ -149,6 +149,20 @@ info_trace(struct st_library *lib, const char *id, bool as_json)
 		       json_integer_value(json_object_get(row, "counters")),
 		       (double)(json_integer_value(json_object_get(row, "end_ns")) -
 				json_integer_value(json_object_get(row, "start_ns"))) / 1e9);
+	if (json_is_object(json_object_get(row, "flows"))) {
+		json_t *fl = json_object_get(row, "flows");
+		json_int_t bad = json_integer_value(json_object_get(row, "bad_access"));
+
+		printf("  dependency edges: %lld flow, %lld order, %lld anti, %lld output"
+		       " (program order is derived when queried)\n",
+		       json_integer_value(json_object_get(fl, "flow")),
+		       json_integer_value(json_object_get(fl, "order")),
+		       json_integer_value(json_object_get(fl, "anti")),
+		       json_integer_value(json_object_get(fl, "output")));
+		if (bad)
+			printf("  %lld malformed access strings or waits (their events kept without them)\n",
+			       bad);
+	}
 	for (i = 0; devs && i < json_array_size(devs); i++) {
 		json_t *d = json_array_get(devs, i);
 		json_int_t did = json_integer_value(json_object_get(d, "id"));
@@ -160,10 +174,11 @@ info_trace(struct st_library *lib, const char *id, bool as_json)
 
 			if (json_integer_value(json_object_get(u, "device_id")) != did)
 				continue;
-			printf("    %-8s %-40s %10lld events\n",
+			json_int_t ne = json_integer_value(json_object_get(u, "event_count"));
+
+			printf("    %-8s %-40s %10lld event%s\n",
 			       json_string_value(json_object_get(u, "kind")),
-			       json_string_value(json_object_get(u, "name")),
-			       json_integer_value(json_object_get(u, "event_count")));
+			       json_string_value(json_object_get(u, "name")), ne, ne == 1 ? "" : "s");
 		}
 	}
 out:

@@ -15,6 +15,10 @@ w2>w4:output:A[32:96];wb>rb:flow:B[16:32],B[256:264];wb>wb2:output:B[64:80]" \
 	"partial overlaps, whole buffers, two writers, ties by end then file order"
 is "$(jget "$T/ingest.json" "j['flows']['flow'], j['flows']['output'], j['flows']['anti'], j['bad_access']")" \
 	"3 6 1 0" "ingest --json counts the derived edges by kind"
+"$NX" info --data "$T/d" "$id" >"$T/info.txt"
+check "info says the edges by kind" grep -q \
+	"^  dependency edges: 3 flow, 0 order, 1 anti, 6 output (program order is derived when queried)$" \
+	"$T/info.txt"
 
 # Semaphores: counts in completion order (s1 ends at 10, s3 at 20, s2 at 30),
 # the third signal satisfies S>=3, unsatisfiable waits give no edge, chains.
@@ -70,6 +74,8 @@ print(';'.join(sorted('e%d>e%d:flow:M[%d:%d]' % (i - 1, i, i - 1, i) for i in ra
 id=$(ingest_id "$DD/bad.json")
 ok $? "bad.json still ingests"
 is "$(jget "$T/ingest.json" "j['bad_access']")" "5" "five malformed strings counted"
+"$NX" info --data "$T/d" "$id" >"$T/info.txt"
+check "info says so too" grep -q "^  5 malformed access strings or waits" "$T/info.txt"
 is "$(jget "$T/ingest.json" "j['first_bad_access']")" 'event 2: bad access string "A[16:8]"' \
 	"the first example is reported"
 is "$(edges "$id")" "good_w>bad_r:flow:A[0:4]" "the well-formed strings of a bad event still count"
