@@ -21,7 +21,8 @@ EXTRA_DIST += \
 	tests/browser/data/xss-names.json \
 	tests/browser/data/not-a-trace.txt \
 	tests/browser/data/truncated.json \
-	tests/browser/data/kinds.json
+	tests/browser/data/kinds.json \
+	tests/browser/data/epoch.json
 
 # The web benchmark (`make bench` runs bench/*-bench.sh; results in docs/benchmarks-web.md).
 EXTRA_DIST += bench/web-bench.sh bench/web-bench.mjs bench/web-trace.py

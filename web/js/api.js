@@ -23,13 +23,73 @@ export function errorFromBody(status, text) {
 	return new ApiError(status, 'http_' + status, text ? text.slice(0, 200) : `HTTP ${status}`);
 }
 
-/** getJSON(path, signal): GET path and parse JSON; throws ApiError or AbortError. */
+/*
+ * Times. The API speaks absolute nanoseconds, and traces on the epoch clock (Kineto, Chrome)
+ * have them near 1.7e18, where a JavaScript number keeps only every 256th nanosecond: at deep
+ * zoom events sat up to 128 ns off and the panel's start and end were wrong. So while a trace
+ * is open its start is the time base: every time the API sends (keys ts, start, end, start_ns,
+ * end_ns) is rewritten in the JSON text, before parsing, as nanoseconds since the base, exact
+ * in a number; toAbs() turns them back into exact decimal strings for requests and URLs. Only
+ * values of 16 digits or more are rewritten, and only when the base has as many: traces on a
+ * small clock keep absolute times, and so do small values of those keys inside event args.
+ */
+let timeBase = 0n;
+const TIME_VALUE = /"(ts|start_ns|end_ns|start|end)":(\d{16,})(?=[,}\]])/g;
+
+/** setTimeBase(abs): the open trace's start (a decimal string or number), null when none. */
+export function setTimeBase(abs) {
+	let b = 0n;
+
+	try {
+		b = abs === null || abs === undefined ? 0n : BigInt(String(abs));
+	} catch (e) {
+		b = 0n;
+	}
+	timeBase = b >= 1000000000000000n ? b : 0n;
+}
+
+/** timeBaseText(): the time base as a decimal string ("0": none). */
+export const timeBaseText = () => timeBase.toString();
+
+/** toAbs(rel): the absolute time of rel (ns since the base) as a decimal string. */
+export function toAbs(rel) {
+	return (timeBase + BigInt(Math.round(rel))).toString();
+}
+
+/** fromAbs(text): ns since the base of an absolute decimal time; null if it is not one. */
+export function fromAbs(text) {
+	try {
+		return Number(BigInt(String(text).trim()) - timeBase);
+	} catch (e) {
+		return null;
+	}
+}
+
+/** rebase(text): a JSON text with its absolute times made relative to the base. */
+export function rebase(text) {
+	if (timeBase === 0n)
+		return text;
+	return text.replace(TIME_VALUE, (m, k, v) => `"${k}":${BigInt(v) - timeBase}`);
+}
+
+/** getJSON(path, signal): GET path and parse JSON (times rebased); throws ApiError or AbortError. */
 export async function getJSON(path, signal) {
 	const r = await fetch(path, { signal, headers: { Accept: 'application/json' } });
 	const text = await r.text();
 	if (!r.ok)
 		throw errorFromBody(r.status, text);
-	return JSON.parse(text);
+	return JSON.parse(rebase(text));
+}
+
+/** getTrace(path): GET a trace object; its start_ns becomes the time base first. */
+export async function getTrace(path) {
+	const r = await fetch(path, { headers: { Accept: 'application/json' } });
+	const text = await r.text();
+	if (!r.ok)
+		throw errorFromBody(r.status, text);
+	const m = /"start_ns":(-?\d+)/.exec(text);
+	setTimeBase(m ? m[1] : null);
+	return JSON.parse(rebase(text));
 }
 
 /* send(method, path): a request without a body; the JSON reply ({} when empty). */

@@ -6,7 +6,7 @@
 // Time is held as ns in doubles. Data for a unit stays cached until newer data for it arrives,
 // so panning and zooming keep drawing the previous answer while the next one is on its way.
 import { el, clear, fmtDur, fmtPrecise, fmtTick, niceStep, fmtCount, nameColour, nameTextColour, KINDS, KIND_COLOUR, debounce, isTyping } from './util.js';
-import { getJSON, qs, tracePath } from './api.js';
+import { getJSON, getTrace, qs, tracePath, setTimeBase, timeBaseText, toAbs, fromAbs } from './api.js';
 
 const LABEL_W = 220;
 
@@ -50,6 +50,7 @@ export class Timeline {
 
 	reset() {
 		this.trace = null;
+		this.base = '0';
 		this.devices = [];
 		this.units = [];
 		this.unitById = new Map();
@@ -80,12 +81,19 @@ export class Timeline {
 	/* ---------- page life ---------- */
 
 	async show(id, params) {
+		/* URL times are absolute: read them against the trace's time base once it is known */
 		const want = {
-			start: params.has('start') ? Number(params.get('start')) : null,
-			end: params.has('end') ? Number(params.get('end')) : null,
+			start: params.has('start') ? params.get('start') : null,
+			end: params.has('end') ? params.get('end') : null,
 			sel: params.has('sel') ? Number(params.get('sel')) : null,
 		};
+		const rel = () => {
+			want.start = want.start === null ? null : fromAbs(want.start);
+			want.end = want.end === null ? null : fromAbs(want.end);
+		};
 		if (id === this.traceId && this.trace) {
+			setTimeBase(this.base);
+			rel();
 			if (want.start !== null && want.end !== null && (want.start !== Math.round(this.start) || want.end !== Math.round(this.end)))
 				this.setWindow(want.start, want.end);
 			if (want.sel !== null && (!this.sel || this.sel.id !== want.sel))
@@ -94,15 +102,18 @@ export class Timeline {
 		}
 		this.inflight?.ac.abort();
 		this.reset();
+		setTimeBase(null);	/* getTrace() sets the new one */
 		this.traceId = id;
 		this.loadedAt = performance.now();
 		this.hidePanels();
 		document.getElementById('crumb').textContent = ' / ' + id;
 		document.getElementById('status-line').textContent = 'loading…';
 		try {
-			const [t, u] = await Promise.all([getJSON(tracePath(id)), getJSON(tracePath(id) + '/units')]);
+			const [t, u] = await Promise.all([getTrace(tracePath(id)), getJSON(tracePath(id) + '/units')]);
 			if (this.traceId !== id)
 				return;
+			this.base = timeBaseText();
+			rel();
 			this.trace = t;
 			this.devices = u.devices || t.devices || [];
 			this.units = u.units || [];
@@ -135,6 +146,7 @@ export class Timeline {
 		this.inflight?.ac.abort();
 		this.inflight = null;
 		this.keys.clear();
+		setTimeBase(null);	/* the library's times are absolute */
 	}
 
 	showMessage(msg) {
@@ -277,8 +289,8 @@ export class Timeline {
 			return;
 		const p = new URLSearchParams();
 		p.set('trace', this.traceId);
-		p.set('start', String(Math.round(this.start)));
-		p.set('end', String(Math.round(this.end)));
+		p.set('start', toAbs(this.start));
+		p.set('end', toAbs(this.end));
 		if (this.sel)
 			p.set('sel', String(this.sel.id));
 		history.replaceState(null, '', '#' + p.toString());
@@ -319,7 +331,7 @@ export class Timeline {
 		this.inflight = me;
 		this.showLoading(true);
 		this.pending = false;
-		const url = tracePath(this.traceId) + '/timeline' + qs({ start, end, px, units: ids });
+		const url = tracePath(this.traceId) + '/timeline' + qs({ start: toAbs(start), end: toAbs(end), px, units: ids });
 		this.stats.timelineRequests++;
 		this.stats.lastUrl = url;
 		this.lastFetchAt = performance.now();
@@ -557,6 +569,46 @@ export class Timeline {
 				ctx.fillRect(x, y + ROW_PAD + SLICE_H, bw + 0.5, hgt - SLICE_H);
 			}
 		}
+		this.labelBucketRuns(ctx, y, w, bw, dim);
+	}
+
+	/*
+	 * labelBucketRuns: name the runs of adjacent, mostly busy buckets with one dominant name in
+	 * the top lane (a ProfilerStep#3 seen from afar), where they are wide enough to read.
+	 */
+	labelBucketRuns(ctx, y, w, bw, dim) {
+		const step = w.bucket_ns || 1;
+		const x0 = LABEL_W;
+		const xr = this.w;
+		let run = null;
+		const flush = () => {
+			if (!run)
+				return;
+			const tx = Math.max(run.x, x0) + 3;
+			const avail = Math.min(run.x1, xr) - tx - 2;
+			if (avail > 40) {
+				ctx.fillStyle = nameTextColour(run.name, dim < 1 ? 0.5 : 1);
+				ctx.fillText(fitText(ctx, run.name, avail), tx, y + ROW_PAD + SLICE_H / 2);
+			}
+			run = null;
+		};
+		for (const b of w.buckets) {
+			const busy = (b.busy || 0) / step;
+			const x = LABEL_W + (b.ts - this.start) * this.scale;
+			if (!b.name || busy < 0.5) {
+				flush();
+				continue;
+			}
+			/* adjacent within half a bucket: epoch-ns times lose their last digits in doubles */
+			if (run && run.name === b.name && Math.abs(b.ts - run.end) < step / 2) {
+				run.end += step;
+				run.x1 = x + bw;
+			} else {
+				flush();
+				run = { name: b.name, end: b.ts + step, x, x1: x + bw };
+			}
+		}
+		flush();
 	}
 
 	drawCounter(ctx, r, y, w) {
@@ -1156,7 +1208,7 @@ export class Timeline {
 			kv('start', fmtPrecise(d.ts - origin)),
 			d.kind !== 'instant' ? kv('duration', fmtDur(d.dur)) : null,
 			d.kind !== 'instant' ? kv('end', fmtPrecise(d.ts + (d.dur || 0) - origin)) : null,
-			kv('timestamp', `${d.ts} ns`),
+			kv('timestamp', `${toAbs(d.ts)} ns`),
 			kv('depth', String(d.depth ?? 0)),
 			d.cat ? kv('category', d.cat) : null,
 			d.value !== undefined && d.value !== null ? kv('value', fmtNum(d.value)) : null,
@@ -1258,8 +1310,8 @@ export class Timeline {
 		if (this.sel)
 			p.event = this.sel.id;
 		else {
-			p.start = Math.floor(this.start);
-			p.end = Math.ceil(this.end);
+			p.start = toAbs(Math.floor(this.start));
+			p.end = toAbs(Math.ceil(this.end));
 		}
 		try {
 			const j = await getJSON(tracePath(this.traceId) + '/critical-path' + qs(p));
@@ -1359,7 +1411,7 @@ export class Timeline {
 		box.append(el('h3', null, `Range ${fmtDur(s - this.trace.start_ns)} … ${fmtDur(e - this.trace.start_ns)}`),
 			el('div', { class: 'muted small' }, `${fmtDur(e - s)} · loading…`));
 		const units = this.rows.filter((r) => r.type === 'unit').map((r) => r.unit.id);
-		const p = { start: Math.floor(s), end: Math.ceil(e) };
+		const p = { start: toAbs(Math.floor(s)), end: toAbs(Math.ceil(e)) };
 		if (units.length < this.units.length)
 			p.units = units.join(',');
 		try {
@@ -1419,6 +1471,7 @@ export class Timeline {
 	debugState() {
 		return {
 			traceId: this.traceId,
+			base: this.base,	/* start, end, range and event times are ns since it */
 			ready: this.ready,
 			start: this.start,
 			end: this.end,
