@@ -502,6 +502,25 @@ async function main() {
 		await shot('15-epoch-ns');
 	});
 
+	await step('zoomed out, long top-level spans drawn as buckets still carry their names', async () => {
+		/* 4 steps of 250 ms, 2500 short children each: more events than pixels, so buckets */
+		const ev = [{ name: 'thread_name', ph: 'M', pid: 1, tid: 1, args: { name: 'main' } }];
+		for (let k = 0; k < 4; k++) {
+			ev.push({ name: `ProfilerStep#${k}`, ph: 'X', ts: k * 250000, dur: 249000, pid: 1, tid: 1 });
+			for (let i = 0; i < 2500; i++)
+				ev.push({ name: `op${i % 7}`, ph: 'X', ts: k * 250000 + i * 99, dur: 60, pid: 1, tid: 1 });
+		}
+		const file = path.join(process.env.NX_TMP || '/tmp', 'steps.json');
+		fs.writeFileSync(file, JSON.stringify({ traceEvents: ev }));
+		const t = await uploadFromLibrary(file, 'steps.json');
+		eq(t.status, 'ready', 'steps.json ingests');
+		await page.goto(`${URL0}/#trace=${t.id}`);
+		await waitState(() => window.__nx.state.ready && window.__nx.state.bucketLabels.length >= 4);
+		eq((await state()).bucketLabels, ['ProfilerStep#0', 'ProfilerStep#1', 'ProfilerStep#2', 'ProfilerStep#3'],
+			'each step is named in the top lane');
+		await shot('16-bucket-labels');
+	});
+
 	await step('a failed ingest shows its reason and a Retry button that ingests it again', async () => {
 		const t = await uploadFromLibrary(TRUNC, 'truncated.json');
 		eq(t.status, 'failed', 'the truncated trace fails to ingest');
@@ -529,7 +548,7 @@ async function main() {
 		eq(j.status, 'failed', 'the same bytes fail again');
 		assert(/truncated JSON/.test(j.error || ''), 'for the same reason: ' + j.error);
 		await page.waitForSelector(`${row}[data-status="failed"] button.retry`);
-		await shot('16-retry-failed');
+		await shot('17-retry-failed');
 		eq(ctx.dialogs, [], 'no dialog fired');
 	});
 

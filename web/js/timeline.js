@@ -418,6 +418,7 @@ export class Timeline {
 		ctx.clearRect(0, 0, this.w, this.h);
 		ctx.font = '11px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace';
 		ctx.textBaseline = 'middle';
+		this.bucketLabels = [];	/* the names labelBucketRuns() wrote this frame */
 		const top = this.scroller.scrollTop;
 		this.related = this.relatedSet();
 		const rows = this.visibleRows();
@@ -589,6 +590,7 @@ export class Timeline {
 			if (avail > 40) {
 				ctx.fillStyle = nameTextColour(run.name, dim < 1 ? 0.5 : 1);
 				ctx.fillText(fitText(ctx, run.name, avail), tx, y + ROW_PAD + SLICE_H / 2);
+				this.bucketLabels.push(run.name);
 			}
 			run = null;
 		};
@@ -1484,6 +1486,7 @@ export class Timeline {
 			critical: this.critical ? (this.critical.hops || []).length : null,
 			range: this.range ? { ...this.range } : null,
 			summaryRows: this.summaryRows ? this.summaryRows.length : null,
+			bucketLabels: [...(this.bucketLabels || [])],
 			search: { q: this.search.q, total: this.search.total, idx: this.search.idx },
 			stats: { ...this.stats },
 			cached: [...this.cache.keys()],
