@@ -521,6 +521,44 @@ async function main() {
 		await shot('16-bucket-labels');
 	});
 
+	await step('a trace with more rows than fit: the first rows show at the top, the last after scrolling', async () => {
+		const ev = [];
+		for (let k = 1; k <= 60; k++) {
+			ev.push({ name: 'thread_name', ph: 'M', pid: 1, tid: k, args: { name: `worker ${k}` } });
+			ev.push({ name: `task ${k}`, ph: 'X', ts: 100 * k, dur: 5000, pid: 1, tid: k });
+		}
+		const file = path.join(process.env.NX_TMP || '/tmp', 'threads.json');
+		fs.writeFileSync(file, JSON.stringify({ traceEvents: ev }));
+		const t = await uploadFromLibrary(file, 'threads.json');
+		eq(t.status, 'ready', 'threads.json ingests');
+		await page.goto(`${URL0}/#trace=${t.id}`);
+		await waitState(() => window.__nx.state.ready && window.__nx.state.units.length >= 10);
+		const at = (name) => page.evaluate(async (nm) => {
+			const j = await (await fetch(`/api/traces/${window.__nx.state.traceId}/search?q=${encodeURIComponent(nm)}&limit=5`)).json();
+			const m = j.matches.find((x) => x.name === nm);
+			const sc = document.getElementById('tl-scroll').getBoundingClientRect();
+			const stack = document.getElementById('tl-stack').getBoundingClientRect();
+			return { loc: window.__nx.timeline.locate(m.id), top: sc.top, bottom: sc.bottom, stackTop: stack.top };
+		}, name);
+		const inView = (p) => p.loc && p.loc.y >= p.top && p.loc.y <= p.bottom;
+		/* the canvas stays on screen above the scroll spacer (it sat below it, so tall traces were blank) */
+		await waitState(() => window.__nx.state.stats.timelineAnswers > 0);
+		const first = await at('task 1');
+		assert(Math.abs(first.stackTop - first.top) < 2, `the canvas starts at the top of the rows: ${JSON.stringify(first)}`);
+		assert(inView(first) && first.loc.y - first.top < 60, `the first row's event is at the top: ${JSON.stringify(first)}`);
+		await shot('17-many-rows');
+		await page.evaluate(() => { const sc = document.getElementById('tl-scroll'); sc.scrollTop = sc.scrollHeight; });
+		let last = null;	/* its row's events come with the next answer */
+		for (let i = 0; i < 40 && !inView(last || {}); i++) {
+			last = await at('task 60');
+			if (!inView(last))
+				await page.waitForTimeout(100);
+		}
+		assert(inView(last), `scrolled to the bottom, the last row's event is on screen: ${JSON.stringify(last)}`);
+		assert(Math.abs(last.stackTop - last.top) < 2, `and the canvas still fills the view: ${JSON.stringify(last)}`);
+		await shot('18-many-rows-bottom');
+	});
+
 	await step('a failed ingest shows its reason and a Retry button that ingests it again', async () => {
 		const t = await uploadFromLibrary(TRUNC, 'truncated.json');
 		eq(t.status, 'failed', 'the truncated trace fails to ingest');
@@ -548,7 +586,7 @@ async function main() {
 		eq(j.status, 'failed', 'the same bytes fail again');
 		assert(/truncated JSON/.test(j.error || ''), 'for the same reason: ' + j.error);
 		await page.waitForSelector(`${row}[data-status="failed"] button.retry`);
-		await shot('17-retry-failed');
+		await shot('19-retry-failed');
 		eq(ctx.dialogs, [], 'no dialog fired');
 	});
 
