@@ -85,9 +85,10 @@ o.append('Reading it: a median frame of 16.7 ms is the display rate itself: the 
          '(the server answers per pixel: at most ~px events or buckets per row), so 10M events '
          'draw as fast as 1M. The p95 frames are the frames in which a `/timeline` answer (about '
          '60 KB per row in bucket mode) is parsed on the main thread; moving that parse into a '
-         'worker is the next step if that matters. Load on the shared 2-core machine (load '
-         'average about 7 during these runs) inflates the p95 and fetch times; the 10M ingest ran '
-         'under `nice`.\n')
+         'worker is the next step if that matters. The fetch includes rewriting the answer\'s '
+         'times relative to the trace start (`web/js/api.js`). Load average when the runs ended: '
+         '%s; load on the shared 2-core machine inflates the p95 and fetch times (an earlier run '
+         'at load 7 had fetch medians of 100 to 220 ms).\n' % open('/proc/loadavg').read().split()[0])
 o.append('```')
 o.extend(json.dumps(r) for r in res)
 o.append('```')
