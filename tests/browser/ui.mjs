@@ -486,14 +486,18 @@ async function main() {
 			window.__nx.state.ready, id);
 		const got = await page.evaluate((i) => {
 			const tl = window.__nx.timeline;
-			const kv = Object.fromEntries([...document.querySelectorAll('#tl-details table.kv tr')]
+			const rows = (sel) => Object.fromEntries([...document.querySelectorAll(sel)]
 				.map((tr) => [tr.querySelector('th').textContent, tr.querySelector('td').textContent]));
-			return { kv, loc: tl.locate(i), plotW: tl.plotW, left: tl.canvas.getBoundingClientRect().left,
+			const kv = rows('#tl-details table.kv:not(.args) tr');
+			const args = rows('#tl-details table.kv.args tr');
+			return { kv, args, loc: tl.locate(i), plotW: tl.plotW, left: tl.canvas.getBoundingClientRect().left,
 				window: document.getElementById('tl-window').textContent,
 				hash: new URLSearchParams(location.hash.slice(1)).get('start') };
 		}, id);
 		eq([got.kv.start, got.kv.end, got.kv.timestamp], ['1.128 µs', '1.384 µs', '1623142623531272128 ns'],
 			'start and end from the trace start, and the raw timestamp, to the nanosecond');
+		eq(got.args, { correlation: '9007199254740993', start: '5' },
+			'args as sent: a 2^53 + 1 id to the digit, a small "start" not taken for a time');
 		assert(got.window.includes('(2.012 µs)'), 'the window is the 2012 ns asked for: ' + got.window);
 		/* second's middle is 1328 + 128 ns into the window */
 		const want = got.left + 220 + (1456 / 2012) * got.plotW;

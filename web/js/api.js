@@ -72,16 +72,41 @@ export function rebase(text) {
 	return text.replace(TIME_VALUE, (m, k, v) => `"${k}":${BigInt(v) - timeBase}`);
 }
 
-/** getJSON(path, signal): GET path and parse JSON (times rebased); throws ApiError or AbortError. */
-export async function getJSON(path, signal) {
+/*
+ * Integers of 16 digits or more that are not times (an event's args: 64-bit ids, addresses;
+ * a run manifest's wall clock) are shown as their exact digits, as strings, where the browser
+ * gives a reviver the number's source text (JSON.parse source text access); elsewhere they stay
+ * rounded numbers.
+ */
+const exactBig = (k, v, ctx) =>
+	typeof v === 'number' && ctx && typeof ctx.source === 'string' && /^-?\d{16,}$/.test(ctx.source)
+		? ctx.source : v;
+
+/* parse(text, keep): the JSON of text with times rebased; top-level keys in keep as sent. */
+function parse(text, keep) {
+	const j = JSON.parse(rebase(text));
+	if (keep && keep.length && j && typeof j === 'object') {
+		const raw = JSON.parse(text, exactBig);
+		for (const k of keep)
+			if (k in raw)
+				j[k] = raw[k];
+	}
+	return j;
+}
+
+/**
+ * getJSON(path, signal, keep): GET path and parse JSON, times rebased but the top-level keys
+ * in keep (say ['args']) left as sent; throws ApiError or AbortError.
+ */
+export async function getJSON(path, signal, keep) {
 	const r = await fetch(path, { signal, headers: { Accept: 'application/json' } });
 	const text = await r.text();
 	if (!r.ok)
 		throw errorFromBody(r.status, text);
-	return JSON.parse(rebase(text));
+	return parse(text, keep);
 }
 
-/** getTrace(path): GET a trace object; its start_ns becomes the time base first. */
+/** getTrace(path): GET a trace object (its manifest as sent); its start_ns becomes the time base. */
 export async function getTrace(path) {
 	const r = await fetch(path, { headers: { Accept: 'application/json' } });
 	const text = await r.text();
@@ -89,7 +114,7 @@ export async function getTrace(path) {
 		throw errorFromBody(r.status, text);
 	const m = /"start_ns":(-?\d+)/.exec(text);
 	setTimeBase(m ? m[1] : null);
-	return JSON.parse(rebase(text));
+	return parse(text, ['manifest']);
 }
 
 /* send(method, path): a request without a body; the JSON reply ({} when empty). */

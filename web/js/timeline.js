@@ -1170,7 +1170,7 @@ export class Timeline {
 		this.saveUrlSoon();
 		let d;
 		try {
-			d = await getJSON(tracePath(this.traceId) + '/events/' + encodeURIComponent(eid));
+			d = await getJSON(tracePath(this.traceId) + '/events/' + encodeURIComponent(eid), undefined, ['args']);
 		} catch (e) {
 			if (this.sel?.id === eid)
 				this.showMessage(`Event ${eid}: ${e.message}`);
