@@ -237,3 +237,17 @@ tc_thread_name(const char *what)
 	snprintf(name, sizeof(name), "nx-%s", what);
 	pthread_setname_np(pthread_self(), name);
 }
+
+long
+tc_env_num(const char *name, long lo, long hi, long dflt)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return dflt;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	return !*end && !errno && v >= lo && v <= hi ? v : dflt;
+}

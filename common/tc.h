@@ -156,6 +156,12 @@ int tc_fsync_file(const char *path);
 void tc_thread_name(const char *what);
 
 /**
+ * tc_env_num - environment variable @name as a whole decimal number within
+ * [@lo, @hi]; @dflt when it is unset, empty, not such a number or out of range.
+ */
+long tc_env_num(const char *name, long lo, long hi, long dflt);
+
+/**
  * tc_mem_total - the memory this process may use, in bytes: the machine's
  * physical memory, lowered to the memory limit of its cgroup or of any
  * cgroup above it (v2 memory.max, v1 memory.limit_in_bytes), as a container

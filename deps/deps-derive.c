@@ -6,6 +6,7 @@
  * them.  Called by st_writer_finish() inside its transaction.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -322,16 +323,10 @@ derive_timing(struct deps_engine *e, int64_t t0, int64_t c0)
 static int
 deps_threads(void)
 {
-	const char *s = getenv("NX_DEPS_THREADS");
-	long n;
+	long n = tc_env_num("NX_DEPS_THREADS", 1, LONG_MAX, 0);
 
-	if (s && *s) {
-		char *end;
-
-		n = strtol(s, &end, 10);
-		if (!*end && n >= 1)
-			return (int)TC_MIN(n, 8L);
-	}
+	if (n)
+		return (int)TC_MIN(n, 8L);
 	return TC_MAX(2, TC_MIN(tc_ncpus(), 8));
 }
 

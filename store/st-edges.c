@@ -5,6 +5,7 @@
  * table `edges` that every trace connection sees.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -117,17 +118,12 @@ st_edges_sqlerr(struct st_edges *x, struct tc_err *err, const char *what)
 size_t
 st_edges_ram(void)
 {
-	const char *s = getenv("NX_EDGE_RAM_MB");
+	long mb = tc_env_num("NX_EDGE_RAM_MB", 1, (long)(ST_EDGE_RAM_MAX >> 20), 0);
 	uint64_t mem = tc_mem_total();
 	size_t ram = ST_EDGE_RAM;
 
-	if (s && *s) {
-		char *end;
-		unsigned long long mb = strtoull(s, &end, 10);
-
-		if (!*end && mb >= 1 && mb <= (ST_EDGE_RAM_MAX >> 20))
-			return (size_t)mb << 20;
-	}
+	if (mb)
+		return (size_t)mb << 20;
 	if (mem)
 		ram = TC_MAX(ram, (size_t)TC_MIN(mem / 16, (uint64_t)ST_EDGE_RAM_MAX));
 	return ram;
@@ -981,9 +977,7 @@ st_packq_main(void *arg)
 static bool
 st_edges_pack_ahead(const struct st_edges *x)
 {
-	const char *s = getenv("NX_DEPS_THREADS");
-
-	if (s && !strcmp(s, "1"))
+	if (tc_env_num("NX_DEPS_THREADS", 1, LONG_MAX, 0) == 1)
 		return false;
 	return x->nedges >= ST_PACK_MIN_EDGES && tc_ncpus() >= 2;
 }

@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <limits.h>
 #include "common/tc-varint.h"
 #include "store/store-int.h"
 
@@ -411,12 +412,9 @@ st_keys_thread(void *arg)
 void
 st_keys_init(struct st_keys *ks)
 {
-	const char *e = getenv("NX_STORE_RUN_KEYS");	/* for tests: small runs */
-
 	memset(ks, 0, sizeof(*ks));
-	ks->run = ST_RUN_KEYS;
-	if (e && atol(e) >= 16)
-		ks->run = (size_t)atol(e);
+	/* NX_STORE_RUN_KEYS=N, for tests: small runs */
+	ks->run = (size_t)tc_env_num("NX_STORE_RUN_KEYS", 16, LONG_MAX, (long)ST_RUN_KEYS);
 	pthread_mutex_init(&ks->mu, NULL);
 	pthread_cond_init(&ks->cv, NULL);
 }

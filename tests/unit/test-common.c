@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tests/unit/test-common.c - common/: buffers, arenas, gzip input, parsing, copies. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,5 +317,18 @@ main(void)
 	is_int(err.code, -EINVAL, "first code wins");
 	test_copy();
 	test_mem_total();
+	unsetenv("NX_TEST_NUM");
+	is_int(tc_env_num("NX_TEST_NUM", 1, 8, 3), 3, "env number: unset gives the default");
+	setenv("NX_TEST_NUM", "5", 1);
+	is_int(tc_env_num("NX_TEST_NUM", 1, 8, 3), 5, "env number: a number in range");
+	setenv("NX_TEST_NUM", "9", 1);
+	is_int(tc_env_num("NX_TEST_NUM", 1, 8, 3), 3, "env number: out of range gives the default");
+	setenv("NX_TEST_NUM", "5x", 1);
+	is_int(tc_env_num("NX_TEST_NUM", 1, 8, 3), 3, "env number: trailing junk gives the default");
+	setenv("NX_TEST_NUM", "", 1);
+	is_int(tc_env_num("NX_TEST_NUM", 1, 8, 3), 3, "env number: empty gives the default");
+	setenv("NX_TEST_NUM", "99999999999999999999", 1);
+	is_int(tc_env_num("NX_TEST_NUM", 1, LONG_MAX, 3), 3, "env number: overflow gives the default");
+	unsetenv("NX_TEST_NUM");
 	return tap_done();
 }
