@@ -570,23 +570,21 @@ export class Timeline {
 				ctx.fillRect(x, y + ROW_PAD + SLICE_H, bw + 0.5, hgt - SLICE_H);
 			}
 		}
-		this.labelBucketRuns(ctx, y, w, bw, dim);
+		this.labelBucketRuns(ctx, y, w, dim);
 	}
 
 	/*
 	 * labelBucketRuns: name the runs of adjacent, mostly busy buckets with one dominant name in
 	 * the top lane (a ProfilerStep#3 seen from afar), where they are wide enough to read.
 	 */
-	labelBucketRuns(ctx, y, w, bw, dim) {
+	labelBucketRuns(ctx, y, w, dim) {
 		const step = w.bucket_ns || 1;
-		const x0 = LABEL_W;
-		const xr = this.w;
-		let run = null;
+		let run = null;	/* { name, start, end } in ns */
 		const flush = () => {
 			if (!run)
 				return;
-			const tx = Math.max(run.x, x0) + 3;
-			const avail = Math.min(run.x1, xr) - tx - 2;
+			const tx = Math.max(this.X(run.start), LABEL_W) + 3;
+			const avail = Math.min(this.X(run.end), this.w) - tx - 2;
 			if (avail > 40) {
 				ctx.fillStyle = nameTextColour(run.name, dim < 1 ? 0.5 : 1);
 				ctx.fillText(fitText(ctx, run.name, avail), tx, y + ROW_PAD + SLICE_H / 2);
@@ -595,19 +593,13 @@ export class Timeline {
 			run = null;
 		};
 		for (const b of w.buckets) {
-			const busy = (b.busy || 0) / step;
-			const x = LABEL_W + (b.ts - this.start) * this.scale;
-			if (!b.name || busy < 0.5) {
+			if (!b.name || (b.busy || 0) / step < 0.5) {
 				flush();
-				continue;
-			}
-			/* adjacent within half a bucket: epoch-ns times lose their last digits in doubles */
-			if (run && run.name === b.name && Math.abs(b.ts - run.end) < step / 2) {
+			} else if (run && run.name === b.name && b.ts === run.end) {
 				run.end += step;
-				run.x1 = x + bw;
 			} else {
 				flush();
-				run = { name: b.name, end: b.ts + step, x, x1: x + bw };
+				run = { name: b.name, start: b.ts, end: b.ts + step };
 			}
 		}
 		flush();
