@@ -86,6 +86,13 @@ async function waitReady(name) {
 	return t;
 }
 
+/* Write traceEvents to NAME in the test's directory, upload it and wait for it (uploadFromLibrary). */
+async function uploadEvents(name, traceEvents) {
+	const file = path.join(process.env.NX_TMP || '/tmp', name);
+	fs.writeFileSync(file, JSON.stringify({ traceEvents }));
+	return uploadFromLibrary(file, name);
+}
+
 /* From the library page, upload FILE and wait until the run NAME is ready or failed. */
 async function uploadFromLibrary(file, name) {
 	await ctx.page.goto(URL0 + '/');
@@ -514,9 +521,7 @@ async function main() {
 			for (let i = 0; i < 2500; i++)
 				ev.push({ name: `op${i % 7}`, ph: 'X', ts: k * 250000 + i * 99, dur: 60, pid: 1, tid: 1 });
 		}
-		const file = path.join(process.env.NX_TMP || '/tmp', 'steps.json');
-		fs.writeFileSync(file, JSON.stringify({ traceEvents: ev }));
-		const t = await uploadFromLibrary(file, 'steps.json');
+		const t = await uploadEvents('steps.json', ev);
 		eq(t.status, 'ready', 'steps.json ingests');
 		await page.goto(`${URL0}/#trace=${t.id}`);
 		await waitState(() => window.__nx.state.ready && window.__nx.state.bucketLabels.length >= 4);
@@ -531,9 +536,7 @@ async function main() {
 			ev.push({ name: 'thread_name', ph: 'M', pid: 1, tid: k, args: { name: `worker ${k}` } });
 			ev.push({ name: `task ${k}`, ph: 'X', ts: 100 * k, dur: 5000, pid: 1, tid: k });
 		}
-		const file = path.join(process.env.NX_TMP || '/tmp', 'threads.json');
-		fs.writeFileSync(file, JSON.stringify({ traceEvents: ev }));
-		const t = await uploadFromLibrary(file, 'threads.json');
+		const t = await uploadEvents('threads.json', ev);
 		eq(t.status, 'ready', 'threads.json ingests');
 		await page.goto(`${URL0}/#trace=${t.id}`);
 		await waitState(() => window.__nx.state.ready && window.__nx.state.units.length >= 10);
