@@ -4,8 +4,12 @@
  * event, a bounded chain (BFS) around an event and the critical path.
  * Stored edges come from the edges table (indexes on (src, kind) and
  * (dst, kind)); program-order edges are derived here, at query time: on an
- * in-order unit (engine, queue, stream) a top-level slice depends on the
- * previous top-level slice of the same unit.
+ * in-order unit (engine, queue, stream, host thread) a slice depends on its
+ * previous sibling, the slice before it at its depth within the same parent
+ * (at the top level, the previous top-level slice of the unit).  The
+ * critical path also climbs: a slice that is its parent's first child
+ * started when its parent did, so it inherits the parent's predecessor in
+ * program order (label "program order via PARENT").
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,11 +19,12 @@
 #define PO_LABEL "program order"
 #define EDGES_LIST_MAX 1000	/* per direction in deps_event_edges() */
 #define CP_MAX_HOPS 10000	/* critical path budget */
+#define PO_MAX_CLIMB 256	/* ancestors the critical path climbs through */
 
 struct q {
 	sqlite3 *db;
 	struct tc_err *err;
-	sqlite3_stmt *ev, *prev, *next, *in, *out, *best;
+	sqlite3_stmt *ev, *parent, *prev, *next, *in, *out, *best;
 };
 
 struct evinfo {
@@ -31,12 +36,17 @@ struct evinfo {
 static const char ev_sql[] =
 	"SELECT v.id, v.unit, v.ts, v.dur, v.depth, v.kind, u.kind, s.s FROM events v "
 	"JOIN units u ON u.id = v.unit LEFT JOIN strings s ON s.id = v.name WHERE v.id = ?1";
-static const char prev_sql[] =
-	"SELECT id FROM events WHERE unit = ?1 AND depth = 0 AND ts <= ?2 AND id < ?3 "
+/* The slice of depth ?2 that starts last at or before ?3 (a candidate parent). */
+static const char parent_sql[] =
+	"SELECT id FROM events WHERE unit = ?1 AND depth = ?2 AND ts <= ?3 AND id < ?4 "
 	"AND kind = 0 ORDER BY ts DESC, id DESC LIMIT 1";
+/* Siblings: same unit and depth, starting in [?3, ?4] (the parent's span). */
+static const char prev_sql[] =
+	"SELECT id FROM events WHERE unit = ?1 AND depth = ?2 AND ts >= ?3 AND ts <= ?4 "
+	"AND id < ?5 AND kind = 0 ORDER BY ts DESC, id DESC LIMIT 1";
 static const char next_sql[] =
-	"SELECT id FROM events WHERE unit = ?1 AND depth = 0 AND ts >= ?2 AND id > ?3 "
-	"AND kind = 0 ORDER BY ts, id LIMIT 1";
+	"SELECT id FROM events WHERE unit = ?1 AND depth = ?2 AND ts >= ?3 AND ts <= ?4 "
+	"AND id > ?5 AND kind = 0 ORDER BY ts, id LIMIT 1";
 static const char in_sql[] =
 	"SELECT e.src, e.kind, e.label FROM edges e WHERE e.dst = ?1 "
 	"AND ((1 << e.kind) & ?2) != 0 ORDER BY e.kind, e.src LIMIT ?3";
@@ -65,6 +75,7 @@ static void
 q_done(struct q *q)
 {
 	sqlite3_finalize(q->ev);
+	sqlite3_finalize(q->parent);
 	sqlite3_finalize(q->prev);
 	sqlite3_finalize(q->next);
 	sqlite3_finalize(q->in);
@@ -102,27 +113,120 @@ q_event(struct q *q, int64_t id, struct evinfo *ev)
 static bool
 in_order(const struct evinfo *ev)
 {
-	return ev->depth == 0 && ev->kind == ST_EV_SLICE &&
+	return ev->kind == ST_EV_SLICE &&
 	       (ev->unit_kind == ST_UNIT_ENGINE || ev->unit_kind == ST_UNIT_QUEUE ||
-		ev->unit_kind == ST_UNIT_STREAM);
+		ev->unit_kind == ST_UNIT_STREAM || ev->unit_kind == ST_UNIT_THREAD);
+}
+
+/* One id from @sql bound to (unit, depth, a, b, c); 0 when none. */
+static int64_t
+q_one(struct q *q, sqlite3_stmt **st, const char *sql, const struct evinfo *ev, int depth,
+      int64_t a, int64_t b, int64_t c)
+{
+	int64_t id = 0;
+
+	if (q_prep(q, st, sql)) {
+		tc_err_clear(q->err);
+		return 0;
+	}
+	sqlite3_bind_int64(*st, 1, ev->unit);
+	sqlite3_bind_int(*st, 2, depth);
+	sqlite3_bind_int64(*st, 3, a);
+	sqlite3_bind_int64(*st, 4, b);
+	if (sql != parent_sql)
+		sqlite3_bind_int64(*st, 5, c);
+	if (sqlite3_step(*st) == SQLITE_ROW)
+		id = sqlite3_column_int64(*st, 0);
+	sqlite3_reset(*st);
+	return id;
+}
+
+/*
+ * The slice enclosing nested slice @ev on its unit into *@par: the last
+ * slice one level up that starts before it, if it also contains it (a
+ * slice that broke nesting sits deeper without a parent).  Return: whether
+ * there is one.
+ */
+static bool
+q_parent(struct q *q, const struct evinfo *ev, struct evinfo *par)
+{
+	int64_t id;
+
+	if (ev->depth <= 0)
+		return false;
+	id = q_one(q, &q->parent, parent_sql, ev, ev->depth - 1, ev->ts, ev->id, 0);
+	if (!id || q_event(q, id, par)) {
+		tc_err_clear(q->err);
+		return false;
+	}
+	return par->ts <= ev->ts && par->ts + par->dur >= ev->ts + ev->dur;
+}
+
+/*
+ * The sibling before or (@after) after @ev on its unit, 0 when none:
+ * siblings share the depth and the parent @par (NULL at the top level,
+ * where every top-level slice of the unit is a sibling).
+ */
+static int64_t
+q_sibling(struct q *q, const struct evinfo *ev, const struct evinfo *par, bool after)
+{
+	int64_t lo = par ? par->ts : INT64_MIN, hi = par ? par->ts + par->dur : INT64_MAX, id;
+	struct evinfo sib;
+
+	if (!after)
+		return q_one(q, &q->prev, prev_sql, ev, ev->depth, lo, ev->ts, ev->id);
+	id = q_one(q, &q->next, next_sql, ev, ev->depth, ev->ts, hi, ev->id);
+	if (id && par && (q_event(q, id, &sib) || sib.ts + sib.dur > hi)) {
+		tc_err_clear(q->err);
+		return 0;	/* starts in the parent but does not end there */
+	}
+	return id;
 }
 
 /* Program-order neighbour of @ev (@after: the next one), 0 when none. */
 static int64_t
 q_po(struct q *q, const struct evinfo *ev, bool after)
 {
-	sqlite3_stmt **st = after ? &q->next : &q->prev;
-	int64_t id = 0;
+	struct evinfo par;
 
-	if (!in_order(ev) || q_prep(q, st, after ? next_sql : prev_sql))
+	if (!in_order(ev))
 		return 0;
-	sqlite3_bind_int64(*st, 1, ev->unit);
-	sqlite3_bind_int64(*st, 2, ev->ts);
-	sqlite3_bind_int64(*st, 3, ev->id);
-	if (sqlite3_step(*st) == SQLITE_ROW)
-		id = sqlite3_column_int64(*st, 0);
-	sqlite3_reset(*st);
-	return id;
+	if (ev->depth == 0)
+		return q_sibling(q, ev, NULL, after);
+	return q_parent(q, ev, &par) ? q_sibling(q, ev, &par, after) : 0;
+}
+
+/*
+ * For the critical path: @ev's program-order predecessor, or, for a first
+ * child, that of the nearest ancestor that has one (the thread reached
+ * @ev when it entered that ancestor).  *@via gets the ancestor's name, ""
+ * when @ev has a sibling before it.  Return: the predecessor's id or 0.
+ */
+static int64_t
+q_po_climb(struct q *q, const struct evinfo *ev, char *via, size_t vlen)
+{
+	struct evinfo cur = *ev, par;
+
+	via[0] = 0;
+	if (!in_order(ev))
+		return 0;
+	for (int k = 0; k < PO_MAX_CLIMB; k++) {
+		bool nested = cur.depth > 0;
+		int64_t p;
+
+		if (nested && !q_parent(q, &cur, &par))
+			break;
+		p = q_sibling(q, &cur, nested ? &par : NULL, false);
+		if (p) {
+			if (k)
+				snprintf(via, vlen, "%s", cur.name);
+			return p;
+		}
+		if (!nested)
+			break;
+		cur = par;
+	}
+	return 0;
 }
 
 static json_t *
@@ -550,8 +654,9 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 			sqlite3_reset(q.best);
 		}
 		if (kinds & (1u << ST_EDGE_ORDER)) {
-			int64_t p = q_po(&q, &hops[n - 1].ev, false);
 			struct evinfo pe;
+			char via[sizeof(pe.name)];
+			int64_t p = q_po_climb(&q, &hops[n - 1].ev, via, sizeof(via));
 
 			if (p && !tset_has(&seen, p, 0, 0) && !q_event(&q, p, &pe) &&
 			    pe.ts + pe.dur > best_fin) {
@@ -559,7 +664,8 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 				best_kind = ST_EDGE_ORDER;
 				best_fin = pe.ts + pe.dur;
 				free(best_label);
-				best_label = tc_xstrdup(PO_LABEL);
+				best_label = via[0] ? tc_xasprintf(PO_LABEL " via %s", via) :
+						      tc_xstrdup(PO_LABEL);
 			}
 		}
 		if (next && best_fin < start_ns)

@@ -43,8 +43,8 @@ bool deps_enabled(void);
  *    "out": {...}}
  * with E = {"id","name","unit","ts","dur","label"}, plus "truncated": true
  * when more than 1000 edges exist in one direction (the rest are left out).
- * Program order (label "program order") is derived at query time for
- * top-level slices on engine/queue/stream units (docs/dependencies.md).
+ * Program order (label "program order") is derived at query time between
+ * sibling slices on engine/queue/stream/thread units (docs/dependencies.md).
  * Return: a new reference, or NULL with @err set (-ENOENT: no such event).
  */
 json_t *deps_event_edges(sqlite3 *db, int64_t eid, struct tc_err *err);

@@ -3,8 +3,8 @@
 # tests/deps/critical-path.sh - the critical path of a small pipeline with
 # known hops (tests/data/deps/pipeline.json: load -> compute1 -> compute2 ->
 # store through buffers X, Y, W on three in-order GPU streams), the
-# program-order edges derived at query time, and a hop that overlaps its
-# predecessor.
+# program-order edges derived at query time, a hop that overlaps its
+# predecessor, and program order among nested slices on a host thread.
 . "$NX_SRCDIR/tests/lib.sh"
 . "$NX_SRCDIR/tests/deps/deps-lib.sh"
 
@@ -51,4 +51,32 @@ is "$(jget "$T/cp5.json" "' '.join('%s/%s/%d/%d' % (h['name'], h['kind'], h['wai
 	"an overlapping hop works only past its predecessor's end"
 is "$(jget "$T/cp5.json" "j['total_ns'], j['wait_ns'] + j['work_ns'], j['hops'][1]['dur']")" \
 	"125000 125000 73000" "waiting and working add up to the span; the duration is still reported"
+
+# Nested slices on a host thread (nested.json: steps > ops > launches on
+# thread "python", each launch flowing to its kernel on stream 7).  Program
+# order joins siblings: the previous slice at the same depth in the same
+# parent; a first child has none of its own, and the critical path takes
+# its nearest ancestor's ("via" that ancestor).
+rm -rf "$T/d"
+id=$(ingest_id "$DD/nested.json")
+ok $? "nested.json ingests"
+po() {	# po EVENT DIR: the program-order neighbours of EVENT, by name
+	"$NX" deps --data "$T/d" "$id" "$(eid "$id" "$1")" --dir "$2" --kinds order --depth 1 \
+		--json >"$T/po.json" &&
+	jget "$T/po.json" "' '.join(sorted(n['name'] for n in j['nodes'] if n['hop']))"
+}
+is "$(po launchB in) / $(po launchB out)" "prepB / " "a second child follows the first; the last has no successor"
+is "$(po prepB in) / $(po opB in) / $(po opA in)" " / opA / " \
+	"a first child has no sibling before it; its parent follows the parent's sibling"
+is "$(po step2 in) / $(po step1 out) / $(po opB out)" "step1 / step2 / " \
+	"top-level slices follow each other; the last op of step1 has no successor in it"
+is "$(po kB in)" "kA" "kernels follow each other on their stream"
+"$NX" critical-path --data "$T/d" "$id" --json >"$T/cp6.json"
+is "$(jget "$T/cp6.json" "' '.join('%s/%s/%s/%d/%d' % (h['name'], h['kind'], h['label'], h['wait_ns'], h['work_ns']) for h in j['hops'])")" \
+	"step1/None/None/0/100000 launchC/order/program order via step2/25000/5000 kC/flow/launch:3/2000/168000" \
+	"the last kernel waits for its launch, which the thread reached after step1"
+"$NX" critical-path --data "$T/d" "$id" --event "$(eid "$id" kB)" --json >"$T/cp7.json"
+is "$(jget "$T/cp7.json" "' '.join('%s/%s' % (h['name'], h['label']) for h in j['hops'])")" \
+	"opA/None prepB/program order via opB launchB/program order kB/launch:2" \
+	"from a kernel back along its launch, its sibling and the enclosing op's sibling"
 done_testing

@@ -30,13 +30,20 @@ is "$(edges "$id")" \
 c4=$(eid "$id" c4)
 "$NX" deps --data "$T/d" "$id" "$c4" --dir in --depth 5 --json >"$T/chain.json"
 ok $? "deps --json on a chain of waits"
-is "$(jget "$T/chain.json" "' '.join('%s:%d' % (n['name'], n['hop']) for n in j['nodes'])")" \
-	"c4:0 c3:-1 c2:-2 c1:-3" "the chain of waits, hop by hop"
-is "$(jget "$T/chain.json" "j['truncated'], len(j['edges'])")" "False 3" "three edges, not truncated"
+# The semaphore edges of the chain, hop by hop; host threads are in-order
+# units, so program order joins in (c4 follows c1 on thread 1, and so on).
+is "$(jget "$T/chain.json" "' '.join('%s>%s' % (n[e['src']], n[e['dst']]) for n in [{x['id']: x['name'] for x in j['nodes']}] for e in j['edges'] if e['label'] != 'program order')")" \
+	"c3>c4 c2>c3 s3>wait2 s2>wait3 c1>c2" "the chain of waits, hop by hop"
+is "$(jget "$T/chain.json" "' '.join('%s:%d' % (n['name'], n['hop']) for n in j['nodes'] if n['name'].startswith('c'))")" \
+	"c4:0 c1:-1 c3:-1 c2:-2" "each event at its distance"
+is "$(jget "$T/chain.json" "' '.join(sorted('%s>%s' % (n[e['src']], n[e['dst']]) for n in [{x['id']: x['name'] for x in j['nodes']}] for e in j['edges'] if e['label'] == 'program order'))")" \
+	"c1>c4 never>c2 s1>wait2 s2>never s3>wait3 wait2>c1 wait3>c3" "program order on each thread"
+is "$(jget "$T/chain.json" "j['truncated'], len(j['edges'])")" "False 12" "twelve edges, not truncated"
 "$NX" deps --data "$T/d" "$id" "$c4" --dir in --depth 5 --budget 2 --json >"$T/chain2.json"
 is "$(jget "$T/chain2.json" "j['truncated'], len(j['edges'])")" "True 2" "the edge budget truncates"
 "$NX" deps --data "$T/d" "$id" "$c4" --dir in --depth 1 --json >"$T/chain3.json"
-is "$(jget "$T/chain3.json" "len(j['nodes'])")" "2" "--depth 1 stops after one hop"
+is "$(jget "$T/chain3.json" "' '.join(sorted(n['name'] for n in j['nodes']))")" "c1 c3 c4" \
+	"--depth 1 stops after one hop"
 "$NX" deps --data "$T/d" "$id" "$c4" --kinds flow --json >"$T/chain4.json"
 is "$(jget "$T/chain4.json" "len(j['edges'])")" "0" "--kinds flow skips order edges"
 "$NX" deps --data "$T/d" "$id" "$c4" >"$T/human.txt"
