@@ -454,6 +454,18 @@ async function main() {
 			tds.filter((td) => td.scrollWidth > td.clientWidth).map((td) => td.textContent));
 		eq(cut, [], 'no work or wait figure is cut off');
 		await shot('14-kinds-critical');
+		/* A window that starts after load ended: the path stops at the window's start. */
+		const cpw = await api(`/api/traces/${t.id}/critical-path?event=${mid.id}&start=11000&kinds=flow,order,anti,output`);
+		eq(cpw.hops.map((h) => h.name), ['read', 'mid'], 'the API stops at the start it is given');
+		await page.goto(`${URL0}/#trace=${t.id}&start=11000&end=45000&sel=${mid.id}`);
+		await waitState((id) => window.__nx.state.sel === id && window.__nx.state.detailLoaded &&
+			window.__nx.state.ready && window.__nx.state.start > 10000, mid.id);
+		await page.locator('#tl-critical').click();
+		await waitState((n) => window.__nx.state.critical === n, cpw.hops.length);
+		eq((await state()).arrows.filter((a) => a.kind === 'critical').map((a) => `${a.src}>${a.dst}`),
+			[`${cpw.hops[0].id}>${mid.id}`], 'the page asks for the path within its window');
+		eq(await page.locator('#tl-critical-info td.muted').evaluateAll((tds) => tds.map((td) => `${td.textContent}:${td.title}`)),
+			[':', 'anti:B[0:64]'], 'a hop\'s kind, with its edge\'s label on hover');
 		/* Zoomed in on mid alone: the arrows to events outside the window end at its edges. */
 		await page.goto(`${URL0}/#trace=${t.id}&start=23000&end=29000&sel=${mid.id}`);
 		await waitState((id) => window.__nx.state.sel === id && window.__nx.state.detailLoaded &&

@@ -1300,13 +1300,12 @@ export class Timeline {
 	async criticalPath() {
 		if (!this.trace)
 			return;
-		const p = { kinds: this.enabledKinds() };
+		/* within the window: ending at the selection, or at what ends last in view */
+		const p = { kinds: this.enabledKinds(), start: toAbs(Math.floor(this.start)) };
 		if (this.sel)
 			p.event = this.sel.id;
-		else {
-			p.start = toAbs(Math.floor(this.start));
+		else
 			p.end = toAbs(Math.ceil(this.end));
-		}
 		try {
 			const j = await getJSON(tracePath(this.traceId) + '/critical-path' + qs(p));
 			this.critical = j;
@@ -1339,7 +1338,7 @@ export class Timeline {
 					ev.preventDefault();
 					this.fitEvent(h);
 				} }, h.name || '(unnamed)')),
-				el('td', { class: 'muted' }, h.kind || ''),
+				el('td', { class: 'muted', title: h.label || '' }, h.kind || ''),
 				el('td', { class: 'num' }, fmtDur(h.work_ns)),
 				el('td', { class: 'num' }, fmtDur(h.wait_ns))));
 		}
