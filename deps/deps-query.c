@@ -546,16 +546,21 @@ out:
 
 /* ---- critical path ---- */
 
-/* The slice ending last in [start, end] over all units (top level) into
- * *@out (0 if none).  Return: 0 or -errno with the error set. */
+/*
+ * The top-level slice ending last in [start, end] into *@out (0 if none):
+ * on the in-order units (engines, queues, streams, threads), where the
+ * work is, or else on any unit (a span on a track of its own, such as
+ * Kineto's "PyTorch Profiler (0)", would otherwise end the path at
+ * itself).  Return: 0 or -errno with the error set.
+ */
 static int
 last_ending(struct q *q, int64_t start, int64_t end, int64_t *out)
 {
 	sqlite3_stmt *units = NULL, *st = NULL;
-	int64_t best = 0, best_end = INT64_MIN;
+	int64_t best[2] = { 0, 0 }, best_end[2] = { INT64_MIN, INT64_MIN };
 	int rc = 0;
 
-	if (sqlite3_prepare_v2(q->db, "SELECT id FROM units", -1, &units, NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(q->db, "SELECT id, kind FROM units", -1, &units, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(q->db,
 			       "SELECT id, ts + dur FROM events WHERE unit = ?1 AND depth = 0 "
 			       "AND ts >= ?2 AND ts <= ?3 AND ts + dur <= ?3 AND kind = 0 "
@@ -564,15 +569,18 @@ last_ending(struct q *q, int64_t start, int64_t end, int64_t *out)
 		goto out;
 	}
 	while (sqlite3_step(units) == SQLITE_ROW) {
+		struct evinfo u = { .kind = ST_EV_SLICE, .unit_kind = sqlite3_column_int(units, 1) };
+		int k = in_order(&u) ? 0 : 1;
+
 		sqlite3_bind_int64(st, 1, sqlite3_column_int64(units, 0));
 		sqlite3_bind_int64(st, 2, start);
 		sqlite3_bind_int64(st, 3, end);
 		if (sqlite3_step(st) == SQLITE_ROW) {
 			int64_t id = sqlite3_column_int64(st, 0), fin = sqlite3_column_int64(st, 1);
 
-			if (fin > best_end || (fin == best_end && id > best)) {
-				best = id;
-				best_end = fin;
+			if (fin > best_end[k] || (fin == best_end[k] && id > best[k])) {
+				best[k] = id;
+				best_end[k] = fin;
 			}
 		}
 		sqlite3_reset(st);
@@ -580,7 +588,7 @@ last_ending(struct q *q, int64_t start, int64_t end, int64_t *out)
 out:
 	sqlite3_finalize(units);
 	sqlite3_finalize(st);
-	*out = best;
+	*out = best[0] ? best[0] : best[1];
 	return rc;
 }
 

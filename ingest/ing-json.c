@@ -1568,6 +1568,14 @@ finish_names(struct jreader *r)
 				st_unit_set_name(r->w, t->unit, n);
 				free(n);
 			}
+		} else if (!d->pid_int && !t->tid_int) {
+			/*
+			 * Named on both levels ("Traces" / "PyTorch Profiler",
+			 * Kineto's profiler spans): a lane, not an OS thread, so
+			 * no program order.  A named process with numeric
+			 * thread ids ("CPU functions", torch 1.13) keeps them.
+			 */
+			st_unit_set_kind(r->w, t->unit, ST_UNIT_TRACK);
 		}
 		if (t->name)
 			st_unit_set_name(r->w, t->unit, t->name);

@@ -71,6 +71,10 @@ is "$(po prepB in) / $(po opB in) / $(po opA in)" " / opA / " \
 is "$(po step2 in) / $(po step1 out) / $(po opB out)" "step1 / step2 / " \
 	"top-level slices follow each other; the last op of step1 has no successor in it"
 is "$(po kB in)" "kA" "kernels follow each other on their stream"
+is "$("$NX" sql --data "$T/d" "$id" "SELECT kind FROM units WHERE name = 'PyTorch Profiler'")" "6" \
+	"a lane named on both levels (Kineto's profiler span) is a track, not a thread"
+# The whole trace: the path ends at what ends last on an engine, queue,
+# stream or thread (kC), not at the profiler's span around everything.
 "$NX" critical-path --data "$T/d" "$id" --json >"$T/cp6.json"
 is "$(jget "$T/cp6.json" "' '.join('%s/%s/%s/%d/%d' % (h['name'], h['kind'], h['label'], h['wait_ns'], h['work_ns']) for h in j['hops'])")" \
 	"step1/None/None/0/100000 launchC/order/program order via step2/25000/5000 kC/flow/launch:3/2000/168000" \
