@@ -28,9 +28,10 @@ tests_unit_test_deps_edges_SOURCES = tests/unit/test-deps-edges.c tests/tap.h
 tests_unit_test_deps_edges_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
 tests_unit_test_deps_edges_LDADD = $(NX_LDADD)
 
-TESTS += tests/deps/rules.sh tests/deps/critical-path.sh tests/deps/real.sh tests/deps/spill.sh
+TESTS += tests/deps/rules.sh tests/deps/critical-path.sh tests/deps/real.sh tests/deps/spill.sh \
+	tests/deps/cuda-sync.sh
 EXTRA_DIST += tests/deps/deps-lib.sh tests/deps/rules.sh tests/deps/critical-path.sh tests/deps/real.sh \
-	tests/deps/spill.sh
+	tests/deps/spill.sh tests/deps/cuda-sync.sh
 
 # The synthetic trace generator for bench/deps-bench.sh (tests/deps-gen.c).
 noinst_PROGRAMS += tests/deps-gen

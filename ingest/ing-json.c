@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "common/tc-sort.h"
 #include "store/library.h"
 #include "ingest/ingest.h"
@@ -162,13 +163,6 @@ struct jthread {
 	struct jstack open;	/* B events */
 };
 
-struct jslice {
-	int64_t ts, end;
-	int64_t parent;		/* index of the enclosing slice, -1 none */
-	uint32_t seq;		/* the store's sequence number (< UINT32_MAX) */
-	int unit;
-};
-
 enum { FL_BEGIN = 0, FL_STEP = 1, FL_END = 2 };
 enum { BIND_ENCLOSING = 0, BIND_NEXT = 1, BIND_DIRECT = 2 };
 
@@ -197,12 +191,14 @@ struct jreader {
 	struct jstack *async;
 	size_t nasync, capasync;
 	struct jstack unfinished;	/* X without dur, closed at the end */
-	struct jslice *sl;
+	struct ij_slice *sl;
 	size_t nsl, capsl;
 	struct jflow *fl;
 	size_t nfl, capfl;
 	char **labels;		/* per flow identity, in @names */
 	int *lkinds;		/* per flow identity: enum st_edge_kind */
+	int64_t *lcorr;		/* per flow identity: an "ac2g" launch's id, else -1 */
+	struct ij_syncs *syncs;	/* cuda_sync events, NULL when none */
 	size_t nlabels, caplabels;
 	struct tc_arena names;	/* flow identity keys and labels */
 
@@ -566,14 +562,16 @@ flow_ident_find(struct jreader *r, const char *key, size_t n, uint64_t *h)
 /* A new flow identity; @label/@llen is what its edges are labelled. */
 static int
 flow_ident_add(struct jreader *r, const char *key, size_t n, uint64_t h, const char *label,
-	       size_t llen, int kind)
+	       size_t llen, int kind, int64_t corr)
 {
 	int i;
 
 	GROW(r->labels, r->nlabels, r->caplabels);
 	r->lkinds = tc_xrealloc(r->lkinds, r->caplabels * sizeof(*r->lkinds));
+	r->lcorr = tc_xrealloc(r->lcorr, r->caplabels * sizeof(*r->lcorr));
 	i = (int)r->nlabels++;
 	r->lkinds[i] = kind;
+	r->lcorr[i] = corr;
 	r->labels[i] = tc_arena_strndup(&r->names, label, llen);
 	jmap_put(&r->identmap, key, n, h, i);
 	return i;
@@ -617,7 +615,7 @@ v2_ident(struct jreader *r, const struct jev *e, int *phase)
 		tc_buf_adds(&r->t3, "flow:");
 		tc_buf_add(&r->t3, r->t1.data, strnlen(r->t1.data, r->t1.len));
 		id = flow_ident_add(r, r->t2.data, r->t2.len, h, r->t3.data, r->t3.len,
-				    ST_EDGE_FLOW);
+				    ST_EDGE_FLOW, -1);
 	}
 	return id;
 }
@@ -910,6 +908,7 @@ flow_v1(struct jreader *r, const struct jev *e, char ph, int ti, int64_t ts, uin
 {
 	size_t idlen;
 	uint64_t h;
+	int64_t corr;
 	int id, bind, kind;
 
 	if (!id_text(e, &r->t1)) {
@@ -932,7 +931,19 @@ flow_v1(struct jreader *r, const struct jev *e, char ph, int ti, int64_t ts, uin
 		tc_buf_add(&r->t3, r->t2.data, strnlen(r->t2.data, r->t2.len));
 		tc_buf_addc(&r->t3, ':');
 		tc_buf_add(&r->t3, r->t1.data, strnlen(r->t1.data, idlen));
-		id = flow_ident_add(r, r->t1.data, r->t1.len, h, r->t3.data, r->t3.len, kind);
+		/* Kineto's launch flows carry the correlation id (ing-json-sync.c) */
+		corr = -1;
+		if (e->cat.type == IJ_STR && IJ_KEY_IS(&e->cat, "ac2g") && e->id.type == IJ_NUM &&
+		    idlen < 24) {
+			char num[24];
+
+			memcpy(num, r->t1.data, idlen);
+			num[idlen] = 0;
+			if (tc_parse_i64(num, &corr) || corr < 0)
+				corr = -1;
+		}
+		id = flow_ident_add(r, r->t1.data, r->t1.len, h, r->t3.data, r->t3.len, kind,
+				    corr);
 	}
 	bind = BIND_ENCLOSING;
 	if (ph == 'f' && !(e->bp.type == IJ_STR && IJ_KEY_IS(&e->bp, "e")))
@@ -1109,12 +1120,88 @@ pidtid_ok(const struct ij_val *v)
 }
 
 /* Turn one parsed event into store calls.  0 or -errno with r->err set. */
+/* Integer member @key of @args (a number or a numeric string), or -1. */
+static int64_t
+args_int(struct jreader *r, const struct ij_val *args, const char *key)
+{
+	struct ij_val v;
+	int64_t x;
+
+	if (!obj_get(args, key, &v) || (v.type != IJ_NUM && v.type != IJ_STR))
+		return -1;
+	scalar_text(&v, &r->t3);
+	return is_int_text(r->t3.data, &x) && x >= 0 ? x : -1;
+}
+
+/*
+ * The kind of a Kineto "cuda_sync" slice on a numbered stream (enum
+ * ij_sync_kind, from the "cuda_sync_kind" arg or else the name), or -1.
+ */
+static int
+sync_kind(struct jreader *r, const struct jev *e, int ti)
+{
+	static const char *const kinds[] = {
+		[IJ_SYNC_STREAM_WAIT] = "Stream Wait Event", [IJ_SYNC_STREAM] = "Stream Sync",
+		[IJ_SYNC_EVENT] = "Event Sync", [IJ_SYNC_CONTEXT] = "Context Sync",
+	};
+	struct ij_val v;
+
+	if (e->cat.type != IJ_STR || !IJ_KEY_IS(&e->cat, "cuda_sync") || !r->thr[ti].tid_int)
+		return -1;
+	if (obj_get(&e->args, "cuda_sync_kind", &v) && v.type == IJ_STR)
+		scalar_text(&v, &r->t3);
+	else
+		scalar_text(&e->name, &r->t3);
+	for (int k = 0; k < (int)TC_ARRAY_SIZE(kinds); k++)
+		if (!strcasecmp(r->t3.data, kinds[k]))
+			return k;
+	return -1;
+}
+
+/*
+ * The lane of stream @ti's synchronisations: Kineto draws them on the
+ * stream's row, but they time the host's wait, overlap the stream's work
+ * and are not work of the stream, so they get a row of their own below it
+ * (the stream's nesting and program order stay its operations').
+ */
+static int
+sync_unit(struct jreader *r, int ti)
+{
+	char *key = tc_xasprintf("sync:%s", r->thr[ti].tid);
+	char *name = tc_xasprintf("stream %s sync", r->thr[ti].tid);
+	int u = aux_unit(r, r->thr[ti].dev, key, ST_UNIT_TRACK, name);
+
+	free(key);
+	free(name);
+	return u;
+}
+
+/* ij_sync_ops.stream_units: the units of device @dev's stream @stream (-1: all). */
+static int
+sync_stream_units(void *ctx, int dev, int64_t stream, int *out, int max)
+{
+	const struct jreader *r = ctx;
+	int n = 0;
+
+	for (size_t i = 0; i < r->nthr && n < max; i++) {
+		const struct jthread *t = &r->thr[i];
+		int64_t x;
+
+		if (t->dev != dev || !t->unit)
+			continue;
+		if (stream >= 0 && (!t->tid_int || tc_parse_i64(t->tid, &x) || x != stream))
+			continue;
+		out[n++] = t->unit;
+	}
+	return n;
+}
+
 static int
 handle_event(struct jreader *r, const struct jev *e, uint64_t index, uint64_t off)
 {
 	int64_t ts = 0, dur = 0, seq;
 	uint32_t name, cat;
-	int ti, di, ret, ph1, phase;
+	int ti, di, ret, ph1, phase, sk;
 	bool need_ts;
 
 	if (e->ph.type != IJ_STR || e->ph.n < 1) {
@@ -1189,11 +1276,16 @@ handle_event(struct jreader *r, const struct jev *e, uint64_t index, uint64_t of
 			count_bad(r, index, off, "negative dur");
 			return 0;
 		}
-		ret = add_event(r, thread_unit(r, ti), ST_EV_SLICE, ts, dur, name, cat, 0,
-				args_empty(&e->args) ? NULL : e->args.p,
+		sk = sync_kind(r, e, ti);
+		ret = add_event(r, sk < 0 ? thread_unit(r, ti) : sync_unit(r, ti), ST_EV_SLICE, ts,
+				dur, name, cat, 0, args_empty(&e->args) ? NULL : e->args.p,
 				args_empty(&e->args) ? 0 : e->args.n, e->access, &seq);
 		if (ret)
 			return ret;
+		if (sk >= 0)
+			ij_syncs_add(&r->syncs, sk, thread_unit(r, ti), r->thr[ti].dev, seq, ts,
+				     ts + dur, args_int(r, &e->args, "correlation"),
+				     args_int(r, &e->args, "wait_on_stream"));
 		{
 			int id = v2_ident(r, e, &phase);
 
@@ -1353,7 +1445,7 @@ close_all(struct jreader *r, struct jstack *st)
 
 /* Slices by unit, start, longest first, file order: a total order. */
 static inline bool
-slice_less(const struct jslice *x, const struct jslice *y)
+slice_less(const struct ij_slice *x, const struct ij_slice *y)
 {
 	if (x->unit != y->unit)
 		return x->unit < y->unit;
@@ -1378,7 +1470,7 @@ flow_less(const struct jflow *x, const struct jflow *y)
 }
 
 /* slice_sort(), flow_sort(): common/tc-sort.h */
-TC_MSORT_DEFINE(slice_sort, struct jslice, slice_less)
+TC_MSORT_DEFINE(slice_sort, struct ij_slice, slice_less)
 TC_MSORT_DEFINE(flow_sort, struct jflow, flow_less)
 
 /* First slice index with (unit, ts) > (unit, t) when @upper, >= otherwise. */
@@ -1389,7 +1481,7 @@ slice_bound(const struct jreader *r, int unit, int64_t t, bool upper)
 
 	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
-		const struct jslice *s = &r->sl[mid];
+		const struct ij_slice *s = &r->sl[mid];
 		bool before = s->unit < unit || (s->unit == unit &&
 						  (upper ? s->ts <= t : s->ts < t));
 
@@ -1430,10 +1522,11 @@ resolve_flows(struct jreader *r)
 	bool open = false, need_slices = false;
 	int ret;
 
+	need_slices = r->syncs != NULL;	/* ij_syncs_resolve() reads them sorted */
 	for (i = 0; i < r->nfl && !need_slices; i++)
 		need_slices = r->fl[i].bind != BIND_DIRECT;
 	if (need_slices) {
-		struct jslice *tmp = tc_xmalloc((r->nsl / 2 + 1) * sizeof(*tmp));
+		struct ij_slice *tmp = tc_xmalloc((r->nsl / 2 + 1) * sizeof(*tmp));
 
 		slice_sort(r->sl, tmp, r->nsl);
 		free(tmp);
@@ -1450,8 +1543,17 @@ resolve_flows(struct jreader *r)
 		stack[sp++] = (int64_t)i;
 	}
 	free(stack);
-	for (i = 0; i < r->nfl; i++)
-		r->fl[i].seq = bind_flow(r, &r->fl[i]);
+	for (i = 0; i < r->nfl; i++) {
+		struct jflow *f = &r->fl[i];
+		int64_t sync;
+
+		/* a launch flow into a synchronisation: to its own lane's slice */
+		if (r->syncs && f->phase == FL_END && r->lcorr[f->ident] >= 0 &&
+		    (sync = ij_syncs_by_corr(r->syncs, r->lcorr[f->ident])) > 0)
+			f->seq = sync;
+		else
+			f->seq = bind_flow(r, f);
+	}
 	if (r->nfl) {
 		struct jflow *tmp = tc_xmalloc((r->nfl / 2 + 1) * sizeof(*tmp));
 
@@ -1484,6 +1586,8 @@ resolve_flows(struct jreader *r)
 				if (ret < 0)
 					return tc_err_set(r->err, ret, "%s: writing a flow edge "
 							  "failed", r->name);
+				if (r->syncs && r->lcorr[f->ident] >= 0)
+					ij_syncs_launch(r->syncs, prev, f->seq, r->lcorr[f->ident]);
 			}
 		} else {
 			st_writer_count_unmatched(r->w);	/* an end bound to no slice */
@@ -1611,6 +1715,8 @@ reader_free(struct jreader *r)
 	free(r->unfinished.v);
 	free(r->labels);
 	free(r->lkinds);
+	free(r->lcorr);
+	ij_syncs_free(r->syncs);
 	free(r->devs);
 	free(r->thr);
 	free(r->async);
@@ -1864,6 +1970,17 @@ ing_json_read_chunks(struct st_writer *w, struct tc_input *in, const struct ing_
 	ret = resolve_flows(&r);
 	if (ret)
 		goto out;
+	if (r.syncs) {
+		static const struct ij_sync_ops sync_ops = { .stream_units = sync_stream_units };
+		uint64_t nsync;
+
+		ret = ij_syncs_resolve(r.syncs, r.sl, r.nsl, &sync_ops, &r, w, &nsync);
+		if (ret) {
+			ret = tc_err_set(err, ret, "%s: writing a synchronisation edge failed",
+					 r.name);
+			goto out;
+		}
+	}
 	finish_names(&r);
 	st_writer_set_meta(w, "format", "json");
 	if (opts && opts->progress)

@@ -186,9 +186,66 @@ int ij_scan_feed(struct ij_scan *s, const char *buf, size_t n, struct tc_err *er
 int ij_scan_end(struct ij_scan *s, struct tc_err *err);
 void ij_scan_free(struct ij_scan *s);
 
-/* ---- the reader (ing-json.c) ---- */
+/* ---- CUDA synchronisation (ing-json-sync.c) ---- */
 
 struct st_writer;
+
+/**
+ * struct ij_slice - a slice as the reader keeps it to bind flows and
+ * synchronisations: sorted by (unit, ts, end descending, seq) once the
+ * file is read, @parent the index of the enclosing slice (-1: top level).
+ */
+struct ij_slice {
+	int64_t ts, end;
+	int64_t parent;
+	uint32_t seq;		/* the store's sequence number (< UINT32_MAX) */
+	int unit;
+};
+
+/* Kineto's cuda_sync events, by "cuda_sync_kind" (or name). */
+enum ij_sync_kind { IJ_SYNC_STREAM_WAIT, IJ_SYNC_STREAM, IJ_SYNC_EVENT, IJ_SYNC_CONTEXT };
+
+struct ij_syncs;
+
+/**
+ * struct ij_sync_ops - what the reader answers for the synchronisations:
+ * @stream_units: the store units of device @dev's stream @stream (-1: all
+ * of its streams) into @out (at most @max); returns how many.
+ */
+struct ij_sync_ops {
+	int (*stream_units)(void *ctx, int dev, int64_t stream, int *out, int max);
+};
+
+/**
+ * ij_syncs_add - note a cuda_sync event (store sequence @seq on @unit of
+ * device index @dev, times as the slices keep them) of @kind with the host
+ * call's correlation @corr and, for waits on another stream, @wait_stream
+ * (-1 when absent).  Allocates *@sp on first use.
+ */
+void ij_syncs_add(struct ij_syncs **sp, int kind, int unit, int dev, int64_t seq, int64_t ts,
+		  int64_t end, int64_t corr, int64_t wait_stream);
+
+/** ij_syncs_by_corr - the sequence number of the sync with correlation @corr, or 0. */
+int64_t ij_syncs_by_corr(struct ij_syncs *s, int64_t corr);
+
+/** ij_syncs_launch - a launch flow (Kineto "ac2g") from host call @src to @dst, id @corr. */
+void ij_syncs_launch(struct ij_syncs *s, int64_t src, int64_t dst, int64_t corr);
+
+/**
+ * ij_syncs_resolve - add an `order` edge for every synchronisation whose
+ * waited-for operation is found (docs/dependencies.md), counting them in
+ * *@nedges.  @sl: the sorted slices.  Return: 0 or the negative errno of
+ * st_edge_add().
+ */
+int ij_syncs_resolve(struct ij_syncs *s, const struct ij_slice *sl, size_t nsl,
+		     const struct ij_sync_ops *ops, void *ctx, struct st_writer *w,
+		     uint64_t *nedges);
+
+/** ij_syncs_free - free @s (NULL is fine). */
+void ij_syncs_free(struct ij_syncs *s);
+
+/* ---- the reader (ing-json.c) ---- */
+
 struct ing_opts;
 
 /**
