@@ -1161,8 +1161,8 @@ sync_kind(struct jreader *r, const struct jev *e, int ti)
 /*
  * The lane of stream @ti's synchronisations: Kineto draws them on the
  * stream's row, but they time the host's wait, overlap the stream's work
- * and are not work of the stream, so they get a row of their own below it
- * (the stream's nesting and program order stay its operations').
+ * and are not work of the stream, so they get a row of their own (the
+ * stream's nesting and program order stay its operations').
  */
 static int
 sync_unit(struct jreader *r, int ti)
@@ -1277,7 +1277,9 @@ handle_event(struct jreader *r, const struct jev *e, uint64_t index, uint64_t of
 			return 0;
 		}
 		sk = sync_kind(r, e, ti);
-		ret = add_event(r, sk < 0 ? thread_unit(r, ti) : sync_unit(r, ti), ST_EV_SLICE, ts,
+		/* Kineto's Context Syncs sit on tid -1 ("Device 0"), where nothing runs */
+		ret = add_event(r, sk < 0 || r->thr[ti].tid[0] == '-' ? thread_unit(r, ti) :
+				sync_unit(r, ti), ST_EV_SLICE, ts,
 				dur, name, cat, 0, args_empty(&e->args) ? NULL : e->args.p,
 				args_empty(&e->args) ? 0 : e->args.n, e->access, &seq);
 		if (ret)
