@@ -334,13 +334,15 @@ ij_syncs_resolve(struct ij_syncs *s, const struct ij_slice *sl, size_t nsl,
 	for (size_t i = 0; i < s->n; i++)
 		if (s->ev[i].seq <= maxseq)
 			s->is_sync[s->ev[i].seq >> 3] |= (uint8_t)(1u << (s->ev[i].seq & 7));
-	qsort(s->ln, s->nln, sizeof(*s->ln), launch_cmp);
+	if (s->nln)
+		qsort(s->ln, s->nln, sizeof(*s->ln), launch_cmp);
 
 	ed = tc_xmalloc(s->n * sizeof(*ed));
 	for (size_t i = 0; i < s->n; i++)
 		if (sync_edge(s, &s->ev[i], sl, nsl, ops, ctx, &ed[n]))
 			n++;
-	qsort(ed, n, sizeof(*ed), edge_cmp);
+	if (n)
+		qsort(ed, n, sizeof(*ed), edge_cmp);
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (i && !edge_cmp(&ed[i], &ed[i - 1]))
 			continue;

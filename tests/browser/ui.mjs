@@ -461,7 +461,8 @@ async function main() {
 		await waitState((id) => window.__nx.state.sel === id && window.__nx.state.detailLoaded &&
 			window.__nx.state.ready && window.__nx.state.start > 10000, mid.id);
 		await page.locator('#tl-critical').click();
-		await waitState((n) => window.__nx.state.critical === n, cpw.hops.length);
+		await waitState((n) => window.__nx.state.critical === n &&
+			window.__nx.state.arrows.filter((a) => a.kind === 'critical').length === n - 1, cpw.hops.length);
 		eq((await state()).arrows.filter((a) => a.kind === 'critical').map((a) => `${a.src}>${a.dst}`),
 			[`${cpw.hops[0].id}>${mid.id}`], 'the page asks for the path within its window');
 		eq(await page.locator('#tl-critical-info td.muted').evaluateAll((tds) => tds.map((td) => `${td.textContent}:${td.title}`)),
