@@ -32,7 +32,7 @@
 #include "store/library.h"
 #include "ingest/json-int.h"
 
-#define SYNC_SCAN_MAX 100000	/* slices looked at per stream for one sync */
+#define SYNC_SCAN_MAX 4096	/* slices looked at per stream for one sync */
 #define CONTEXT_UNITS_MAX 256	/* streams of one device for a Context Sync */
 
 struct sync_ev {
