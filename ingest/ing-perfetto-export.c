@@ -45,6 +45,7 @@ struct px_edge {
 	int kind;
 	int64_t other;
 	bool late;	/* the source starts after the destination: bind at its end */
+	const char *label;	/* in px_ctx.labels, NULL: none */
 };
 
 struct px_ctx {
@@ -59,6 +60,7 @@ struct px_ctx {
 	struct px_unit *units;
 	int nunits;
 	struct px_edge *by_src, *by_dst;
+	struct tc_arena labels;	/* the edges' labels */
 	size_t nedges;
 	uint64_t packets;
 };
@@ -222,6 +224,7 @@ px_descriptors(struct px_ctx *c, sqlite3 *db)
 		int kind = sqlite3_column_int(s, 2);
 		const char *ukey = (const char *)sqlite3_column_text(s, 4);
 		const char *dkey = (const char *)sqlite3_column_text(s, 5);
+		char desc[64];
 		long long pid, tid;
 
 		if (id >= 0 && id < c->nunits)
@@ -231,6 +234,9 @@ px_descriptors(struct px_ctx *c, sqlite3 *db)
 		d.has_parent_uuid = 1;
 		d.parent_uuid = PX_DEV_UUID(dev);
 		d.name = (char *)sqlite3_column_text(s, 3);
+		/* what Perfetto shows as the track's description, and our reader's unit kind */
+		snprintf(desc, sizeof(desc), PF_NX_UNIT_DESC "%s", st_unit_kind_name(kind));
+		d.description = desc;
 		if (sqlite3_column_type(s, 6) != SQLITE_NULL) {
 			d.has_sibling_order_rank = 1;
 			d.sibling_order_rank = sqlite3_column_int(s, 6);
@@ -276,8 +282,8 @@ px_load_edges(struct px_ctx *c, sqlite3 *db)
 	sqlite3_stmt *s;
 	size_t cap = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT x.rowid, x.src, x.dst, x.kind, a.ts > b.ts FROM edges x "
-			       "JOIN events a ON a.id = x.src JOIN events b ON b.id = x.dst",
+	if (sqlite3_prepare_v2(db, "SELECT x.rowid, x.src, x.dst, x.kind, a.ts > b.ts, x.label "
+			       "FROM edges x JOIN events a ON a.id = x.src JOIN events b ON b.id = x.dst",
 			       -1, &s, NULL) != SQLITE_OK)
 		return tc_err_set(c->err, -EIO, "%s: reading edges: %s", c->name,
 				  sqlite3_errmsg(db));
@@ -292,6 +298,9 @@ px_load_edges(struct px_ctx *c, sqlite3 *db)
 		e.id = sqlite3_column_int64(s, 0);
 		e.kind = sqlite3_column_int(s, 3);
 		e.late = sqlite3_column_int(s, 4) != 0;
+		e.label = sqlite3_column_type(s, 5) == SQLITE_NULL ? NULL :
+			  tc_arena_strndup(&c->labels, (const char *)sqlite3_column_text(s, 5),
+					   (size_t)sqlite3_column_bytes(s, 5));
 		e.ev = sqlite3_column_int64(s, 1);
 		e.other = sqlite3_column_int64(s, 2);
 		c->by_src[c->nedges] = e;
@@ -416,7 +425,7 @@ px_event(struct px_ctx *c, sqlite3_stmt *s)
 		te.n_categories = 1;
 		te.categories = &cat;
 	}
-	a_id.name = "nx.id";
+	a_id.name = PF_NX_ID;
 	a_id.has_int_value = 1;
 	a_id.int_value = id;
 	annots[te.n_debug_annotations++] = &a_id;
@@ -435,7 +444,11 @@ px_event(struct px_ctx *c, sqlite3_stmt *s)
 			annots[te.n_debug_annotations++] = &a_args;
 		}
 	}
-	/* flows: the source carries the edge id, the destination terminates it */
+	/*
+	 * flows: the source carries the edge id, the destination terminates it
+	 * (what Perfetto draws); nx.deps lists every edge from here with its
+	 * kind and label, which our reader takes back instead
+	 */
 	n = px_edges_of(c->by_src, c->nedges, id, &first);
 	for (i = 0; i < n; i++) {
 		const struct px_edge *e = &c->by_src[first + i];
@@ -443,10 +456,19 @@ px_event(struct px_ctx *c, sqlite3_stmt *s)
 		if (e->kind == ST_EDGE_FLOW) {
 			fids = tc_xrealloc(fids, (nf + 1) * sizeof(*fids));
 			fids[nf++] = (uint64_t)e->id;
-		} else {
-			tc_buf_printf(&deps, "%s{\"kind\":\"%s\",\"dst\":%" PRId64 "}",
-				      deps.len ? "," : "[", st_edge_kind_name(e->kind), e->other);
 		}
+		tc_buf_printf(&deps, "%s{\"kind\":\"%s\",\"dst\":%" PRId64,
+			      deps.len ? "," : "[", st_edge_kind_name(e->kind), e->other);
+		if (e->label) {
+			json_t *l = json_string(e->label);	/* NULL unless UTF-8 */
+			char *txt = l ? json_dumps(l, JSON_ENCODE_ANY | JSON_ENSURE_ASCII) : NULL;
+
+			if (txt)
+				tc_buf_printf(&deps, ",\"label\":%s", txt);
+			free(txt);
+			json_decref(l);
+		}
+		tc_buf_adds(&deps, "}");
 	}
 	n = px_edges_of(c->by_dst, c->nedges, id, &first);
 	for (i = 0; i < n; i++) {
@@ -458,7 +480,7 @@ px_event(struct px_ctx *c, sqlite3_stmt *s)
 	}
 	if (deps.len) {
 		tc_buf_adds(&deps, "]");
-		a_deps.name = "nx.deps";
+		a_deps.name = PF_NX_DEPS;
 		a_deps.legacy_json_value = deps.data;
 		annots[te.n_debug_annotations++] = &a_deps;
 	}
@@ -546,6 +568,8 @@ pf_export_pftrace(sqlite3 *db, FILE *out, const char *out_name, struct tc_err *e
 	sqlite3_stmt *s = NULL;
 	int ret, i;
 
+	tc_arena_init(&c.labels, 64 << 10);
+
 	if (sqlite3_prepare_v2(db, "SELECT coalesce(max(id), 0) + 1 FROM units", -1, &s, NULL) !=
 	    SQLITE_OK || sqlite3_step(s) != SQLITE_ROW) {
 		ret = tc_err_set(err, -EIO, "%s: reading the trace store: %s", out_name,
@@ -583,6 +607,7 @@ out:
 	free(c.heap);
 	free(c.by_src);
 	free(c.by_dst);
+	tc_arena_free(&c.labels);
 	free(c.buf);
 	return ret;
 }

@@ -72,6 +72,7 @@ struct pf_track {
 	char *name;
 	int64_t sort;
 	bool has_sort;
+	int nx_kind;		/* our export's unit kind + 1, 0: none */
 	/* counters */
 	int ctype;
 	int64_t mult;
@@ -167,6 +168,11 @@ struct pf_ctx {
 	int depth;		/* compressed_packets nesting */
 	struct tc_buf args;	/* pf_args() scratch */
 	bool fast_real;		/* pf_args_probe() said yes */
+	/* our own export (PF_NX_*): its edges come from nx.deps, not flows */
+	bool nx;		/* an event with nx.id was seen */
+	int64_t nx_id;		/* the current event's, -1 none */
+	const char *nx_deps;	/* the current event's, NULL none */
+	struct pf_nx *nxr;	/* noted ids and edges */
 };
 
 /* ---- small helpers ---- */
@@ -383,6 +389,9 @@ pf_unit_kind(struct pf_ctx *c, struct pf_track *t)
 {
 	int64_t pid;
 
+	/* our export says what the unit was (an engine, a stream...) */
+	if (t->nx_kind && t->kind != PF_TRK_COUNTER && t->nx_kind - 1 != ST_UNIT_COUNTER)
+		return t->nx_kind - 1;
 	switch (t->kind) {
 	case PF_TRK_THREAD:
 		return ST_UNIT_THREAD;
@@ -515,6 +524,13 @@ pf_track_desc(struct pf_ctx *c, const PfTrackDesc *d)
 	if (d->has_sibling_order_rank) {
 		t->sort = d->sibling_order_rank;
 		t->has_sort = true;
+	}
+	if (d->description && !strncmp(d->description, PF_NX_UNIT_DESC, strlen(PF_NX_UNIT_DESC))) {
+		int k = st_unit_kind_parse(d->description + strlen(PF_NX_UNIT_DESC));
+
+		t->nx_kind = k + 1;
+		if (t->unit && k >= 0)
+			st_unit_set_kind(c->w, t->unit, pf_unit_kind(c, t));
 	}
 	if (name && (!t->name || strcmp(t->name, name))) {
 		pf_set_str(&t->name, name);
@@ -718,6 +734,14 @@ pf_annot_value(struct pf_seq *s, const PfAnnot *a, int depth)
 	return json_null();
 }
 
+/* Whether annotation name @n is one our export adds (PF_NX_*): not an arg. */
+static inline bool
+pf_nx_name(const char *n)
+{
+	return n && n[0] == 'n' && n[1] == 'x' && n[2] == '.' &&
+	       (!strcmp(n, PF_NX_ID) || !strcmp(n, PF_NX_DEPS));
+}
+
 /*
  * The debug annotations as a JSON object text (malloc'd), NULL when none,
  * built with jansson: the reference for pf_args_fast(), and what takes the
@@ -735,8 +759,11 @@ pf_args_json(struct pf_seq *s, const PfEvent *te)
 		const PfAnnot *a = te->debug_annotations[i];
 		const char *n = a->name ? a->name :
 				a->has_name_iid ? pf_strmap_get(&s->dnames, a->name_iid) : NULL;
-		json_t *v = pf_annot_value(s, a, 0);
+		json_t *v;
 
+		if (pf_nx_name(a->name))
+			continue;
+		v = pf_annot_value(s, a, 0);
 		if (!v)
 			continue;
 		json_object_set_new(o, n ? n : "arg", v);
@@ -900,7 +927,7 @@ static bool
 pf_args_fast(struct pf_seq *s, const PfEvent *te, bool fast_real, struct tc_buf *b)
 {
 	const char *names[16];
-	size_t i, j;
+	size_t i, j, m = 0;
 
 	if (te->n_debug_annotations > sizeof(names) / sizeof(names[0]))
 		return false;
@@ -910,15 +937,17 @@ pf_args_fast(struct pf_seq *s, const PfEvent *te, bool fast_real, struct tc_buf 
 		const char *n = a->name ? a->name :
 				a->has_name_iid ? pf_strmap_get(&s->dnames, a->name_iid) : NULL;
 
+		if (pf_nx_name(a->name))
+			continue;
 		if (a->n_dict_entries || a->n_array_values)
 			return false;
-		names[i] = n ? n : "arg";
-		for (j = 0; j < i; j++)
-			if (!strcmp(names[j], names[i]))
+		names[m] = n ? n : "arg";
+		for (j = 0; j < m; j++)
+			if (!strcmp(names[j], names[m]))
 				return false;	/* jansson keeps the first place, the last value */
-		if (i)
+		if (m++)
 			tc_buf_addc(b, ',');
-		if (!pf_json_str(b, names[i]))
+		if (!pf_json_str(b, names[m - 1]))
 			return false;
 		tc_buf_addc(b, ':');
 		if (a->has_bool_value) {
@@ -957,12 +986,19 @@ pf_args_fast(struct pf_seq *s, const PfEvent *te, bool fast_real, struct tc_buf 
 static char *
 pf_args(struct pf_ctx *c, struct pf_seq *s, const PfEvent *te)
 {
+	char *txt;
+
 	if (!te->n_debug_annotations)
 		return NULL;
 	tc_buf_reset(&c->args);
 	if (pf_args_fast(s, te, c->fast_real, &c->args))
-		return tc_xstrndup(c->args.data, c->args.len);
-	return pf_args_json(s, te);
+		return c->args.len > 2 ? tc_xstrndup(c->args.data, c->args.len) : NULL;
+	txt = pf_args_json(s, te);
+	if (txt && !strcmp(txt, "{}")) {	/* only our nx.* annotations */
+		free(txt);
+		txt = NULL;
+	}
+	return txt;
 }
 
 /* ---- events and flows ---- */
@@ -1042,12 +1078,25 @@ pf_flow_op(struct pf_ctx *c, int op, uint64_t id, struct pf_bind *b, int64_t ts)
 	o->op = op;
 }
 
+/* Note the current event's nx.id and nx.deps (our export) against its handle. */
+static void
+pf_nx_event(struct pf_ctx *c, struct pf_bind *b)
+{
+	if (c->nx_id < 0)
+		return;
+	pf_nx_note(&c->nxr, c->nx_id, pf_bind_handle(c, b), c->nx_deps);
+	c->nx_id = -1;
+	c->nx_deps = NULL;
+}
+
 static void
 pf_flows(struct pf_ctx *c, const PfEvent *te, struct pf_bind *b, int64_t ts)
 {
 	const PfLegacy *le = te->legacy_event;
 	size_t i;
 
+	if (c->nx)
+		return;	/* our export: nx.deps has every edge, flows included */
 	for (i = 0; i < te->n_flow_ids; i++)
 		pf_flow_op(c, PF_OP_STEP, te->flow_ids[i], b, ts);
 	for (i = 0; i < te->n_flow_ids_old; i++)
@@ -1334,6 +1383,7 @@ pf_slice_begin(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int64_t 
 	o->handle = 0;
 	pf_unit_of(c, t);
 	b.open = o;
+	pf_nx_event(c, &b);
 	pf_flows(c, te, &b, ts);
 }
 
@@ -1348,10 +1398,11 @@ pf_event_now(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int kind, 
 	free(args);
 	if (seq <= 0)
 		return;
-	if (te->n_flow_ids || te->n_flow_ids_old || te->n_terminating_flow_ids ||
-	    te->n_terminating_flow_ids_old ||
+	if (c->nx_id >= 0 || te->n_flow_ids || te->n_flow_ids_old ||
+	    te->n_terminating_flow_ids || te->n_terminating_flow_ids_old ||
 	    (te->legacy_event && te->legacy_event->has_flow_direction)) {
 		b.handle = pf_handle_new(c, seq);
+		pf_nx_event(c, &b);
 		pf_flows(c, te, &b, ts);
 	}
 }
@@ -1419,6 +1470,22 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 
 	if (type >= 0 && type < 5)
 		c->n_type[type]++;
+	c->nx_id = -1;
+	c->nx_deps = NULL;
+	for (size_t i = 0; i < te->n_debug_annotations; i++) {
+		const PfAnnot *a = te->debug_annotations[i];
+
+		if (!pf_nx_name(a->name))
+			continue;
+		if (!strcmp(a->name, PF_NX_ID) && a->has_int_value)
+			c->nx_id = a->int_value;
+		else if (!strcmp(a->name, PF_NX_DEPS) && a->legacy_json_value)
+			c->nx_deps = a->legacy_json_value;
+	}
+	if (c->nx_id >= 0 && !c->nx) {
+		c->nx = true;
+		st_writer_edges_given(c->w);	/* nothing to derive again */
+	}
 	if (type == PF_TE_UNSPEC && le && le->has_phase && le->phase > 0 && le->phase < 128)
 		c->n_phase[le->phase]++;
 
@@ -1737,6 +1804,7 @@ pf_ctx_free(struct pf_ctx *c)
 	free(c->hseq);
 	free(c->edges);
 	free(c->ops);
+	pf_nx_free(c->nxr);
 	tc_buf_free(&c->args);
 	for (i = 0; i <= PF_MAX_DEPTH; i++)
 		tc_arena_free(&c->arena[i]);
@@ -1784,6 +1852,8 @@ pf_finish(struct pf_ctx *c)
 		pf_flow_label(label, c->edges[e].id);
 		st_edge_add(c->w, src, dst, ST_EDGE_FLOW, label);
 	}
+	/* a failure leaves the writer failed, which its finish reports */
+	pf_nx_resolve(c->nxr, c->hseq, c->w, c->name);
 }
 
 /* meta perfetto_stats: what the reader saw, for tests and `info`. */
@@ -1852,6 +1922,7 @@ ing_perfetto_read(struct st_writer *w, struct tc_input *in, const struct ing_opt
 	pf_map_init(&c.lflows);
 	tc_buf_init(&c.args);
 	c.fast_real = pf_args_probe();
+	c.nx_id = -1;
 
 	pf_ahead_init(&ah, in, c.name);
 	while ((b = pf_ahead_next(ah))) {

@@ -18,6 +18,17 @@
 #define PF_MAX_PACKET (256u << 20)
 
 /*
+ * What our exporter adds for our reader (ing-perfetto-export.c): a track's
+ * description "neuron-explorer unit: KIND" (st_unit_kind_name()), and on
+ * each event the debug annotations "nx.id" (its id in the exported store)
+ * and "nx.deps" (JSON: [{"kind","dst","label"}], the edges from it, dst an
+ * nx.id).  Standard readers show them and otherwise ignore them.
+ */
+#define PF_NX_UNIT_DESC "neuron-explorer unit: "
+#define PF_NX_ID "nx.id"
+#define PF_NX_DEPS "nx.deps"
+
+/*
  * struct pf_map - open-addressing hash map from uint64 keys (0 included) to
  * uint64 values.  The caller owns whatever the values point to.
  */
@@ -128,5 +139,27 @@ void pf_ahead_free(struct pf_ahead *a);
  * Return: 0 or -errno with @err set.
  */
 int pf_export_pftrace(sqlite3 *db, FILE *out, const char *out_name, struct tc_err *err);
+
+/* ---- our export read back (ing-perfetto-nx.c) ---- */
+
+struct pf_nx;
+struct st_writer;
+
+/**
+ * pf_nx_note - the event with flow handle @handle was exported as nx.id @id,
+ * with nx.deps text @deps (NULL: none, copied).  Allocates *@np on first use.
+ */
+void pf_nx_note(struct pf_nx **np, int64_t id, uint64_t handle, const char *deps);
+
+/**
+ * pf_nx_resolve - add the noted nx.deps edges to @w once every handle's
+ * sequence number is known (@hseq: handle -> seq).  Entries that name no
+ * exported event are counted as bad events of @name.  Return: 0 or the
+ * negative errno of st_edge_add().
+ */
+int pf_nx_resolve(struct pf_nx *n, const int64_t *hseq, struct st_writer *w, const char *name);
+
+/** pf_nx_free - free @n (NULL is fine). */
+void pf_nx_free(struct pf_nx *n);
 
 #endif /* ING_PERFETTO_INT_H */

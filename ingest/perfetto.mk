@@ -2,7 +2,7 @@
 # Perfetto/ntff work).  The protobuf-c code is generated from
 # schemas/perfetto.proto into the build tree (works in VPATH/distcheck).
 libingest_a_SOURCES += ingest/ing-perfetto.c ingest/ing-perfetto-ahead.c ingest/ing-perfetto-dec.c ingest/ing-perfetto-map.c \
-	ingest/ing-perfetto-export.c ingest/perfetto-int.h \
+	ingest/ing-perfetto-export.c ingest/ing-perfetto-nx.c ingest/perfetto-int.h \
 	ingest/ing-ntff.c ingest/ntff.c ingest/ntff.h
 # Generated into ingest/ of the build tree (not schemas/, which is
 # distributed as a directory and must not pick up build products).

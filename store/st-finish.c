@@ -637,7 +637,7 @@ st_fin_events(struct st_fin *f)
 		fprintf(stderr, "store: staged   %8.1f MB runs %8.1f MB args (%zu events)\n",
 			(double)w->keys.out.size / 1e6, (double)w->args.size / 1e6, w->keys.n);
 	/* deps/ reads the flagged events from here, not through SQL */
-	if (w->nflagged && deps_enabled()) {
+	if (w->nflagged && deps_enabled() && !w->edges_given) {
 		rc = st_flagged_new(&w->flagged, w->path, w->nunits, f->err);
 		if (rc < 0)
 			goto out;
@@ -889,7 +889,7 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	st_fin_time(&f, "edges");
 	if (!rc && st_sql_register(w->db) < 0)
 		rc = tc_err_set(err, -EIO, "%s: events table: %s", path, sqlite3_errmsg(w->db));
-	if (!rc && w->nflagged)	/* nothing to analyse otherwise */
+	if (!rc && w->nflagged && !w->edges_given)	/* nothing to analyse otherwise */
 		rc = deps_derive(w, &w->stats, err);
 	st_flagged_free(w->flagged);
 	w->flagged = NULL;

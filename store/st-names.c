@@ -32,6 +32,15 @@ st_unit_kind_name(int kind)
 	return kind >= 0 && kind < (int)TC_ARRAY_SIZE(unit_kinds) ? unit_kinds[kind] : "track";
 }
 
+int
+st_unit_kind_parse(const char *s)
+{
+	for (int i = 0; i < (int)TC_ARRAY_SIZE(unit_kinds); i++)
+		if (!strcmp(s, unit_kinds[i]))
+			return i;
+	return -1;
+}
+
 const char *
 st_device_kind_name(int kind)
 {

@@ -380,6 +380,12 @@ st_edge_add(struct st_writer *w, int64_t src, int64_t dst, int kind, const char 
 }
 
 void
+st_writer_edges_given(struct st_writer *w)
+{
+	w->edges_given = true;
+}
+
+void
 st_writer_set_meta(struct st_writer *w, const char *key, const char *value)
 {
 	sqlite3_stmt *s;

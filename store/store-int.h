@@ -193,6 +193,7 @@ struct st_writer {
 	int64_t min_ts, max_end;
 	int64_t nedges_raw;
 	int64_t nflagged;		/* events whose args carry access sets */
+	bool edges_given;		/* the reader brings the derived edges too */
 	struct st_edges *edges;		/* during finish: the edges to pack (st-edges.h) */
 	struct st_flagged *flagged;	/* during finish: for deps/ (st-flagged.h) */
 	struct st_stats stats;

@@ -66,6 +66,8 @@ const char *st_edge_kind_name(int kind);
 /** st_edge_kind_parse - inverse of st_edge_kind_name; -1 when unknown. */
 int st_edge_kind_parse(const char *s);
 const char *st_unit_kind_name(int kind);
+/** st_unit_kind_parse - enum st_unit_kind of the name st_unit_kind_name() gives, or -1. */
+int st_unit_kind_parse(const char *s);
 const char *st_device_kind_name(int kind);
 
 /**
@@ -182,6 +184,13 @@ int64_t st_event_add(struct st_writer *w, const struct st_event *ev);
  */
 int st_edge_add(struct st_writer *w, int64_t src_seq, int64_t dst_seq, int kind,
 		const char *label);
+
+/**
+ * st_writer_edges_given - the trace brings the edges the analysis would
+ * derive (our own Perfetto export, with its nx.deps): finish skips deps/,
+ * and the reader adds them with st_edge_add().  Events keep their flags.
+ */
+void st_writer_edges_given(struct st_writer *w);
 
 /** st_writer_set_meta - a key/value for the trace's meta table (e.g. "format"). */
 void st_writer_set_meta(struct st_writer *w, const char *key, const char *value);

@@ -48,6 +48,35 @@ roundtrip small "$SMALL"
 db="$T/d/traces/$(jget "$T/back.json" "j['id']").db"
 is "$("$NX" sql "$db" "SELECT json_extract(args, '$.size') FROM events WHERE args LIKE '%size%' LIMIT 1")" 5 \
    "args survive the round trip"
+
+# Our own additions come back: every edge of every kind with its label
+# (nx.deps), the units' kinds (the track description), the args without
+# nx.* keys, and no second copy of what the analysis would derive again.
+edges_of() {	# edges_of DATA ID: kind, label, both ends by name and time, sorted
+	"$NX" sql --data "$1" "$2" "SELECT e.kind || ' ' || coalesce(e.label, '-') || ' ' ||
+	  sa.s || '@' || a.ts || '>' || sb.s || '@' || b.ts FROM edges e
+	  JOIN events a ON a.id = e.src JOIN strings sa ON sa.id = a.name
+	  JOIN events b ON b.id = e.dst JOIN strings sb ON sb.id = b.name ORDER BY 1"
+}
+units_of() { "$NX" sql --data "$1" "$2" "SELECT name || ':' || kind FROM units ORDER BY 1" | paste -sd ' ' -; }
+for f in rules.json cuda-sync.json nested.json; do
+	rm -rf "$T/d1" "$T/d2"
+	a=$("$NX" ingest --data "$T/d1" --json "$NX_SRCDIR/tests/data/deps/$f" | jget /dev/stdin "j['id']")
+	"$NX" convert "$NX_SRCDIR/tests/data/deps/$f" "$T/deps.pftrace"
+	b=$("$NX" ingest --data "$T/d2" --json "$T/deps.pftrace" | jget /dev/stdin "j['id']")
+	ok $? "$f: converted and ingested back"
+	edges_of "$T/d1" "$a" >"$T/e1"
+	edges_of "$T/d2" "$b" >"$T/e2"
+	cmp -s "$T/e1" "$T/e2"; ok $? "$f: the same $(wc -l <"$T/e1") edges, kinds and labels"
+	diff "$T/e1" "$T/e2" | head -5 | sed 's/^/#   /'
+	is "$(units_of "$T/d2" "$b")" "$(units_of "$T/d1" "$a")" "$f: the same units and unit kinds"
+done
+is "$("$NX" sql --data "$T/d2" "$b" "SELECT count(*) FROM events WHERE args LIKE '%nx.%'")" 0 \
+   "no nx.* annotation is kept as an arg"
+is "$("$NX" sql --data "$T/d2" "$b" "SELECT count(*) FROM events WHERE args IS NOT NULL")" 0 \
+   "events whose only annotations were ours have no args"
+grep -q "neuron-explorer unit: stream" "$T/deps.pftrace"; ok $? "a stream's track says so in its description"
+
 if [ -n "$SHARED" ]; then
 	roundtrip chrome "$SHARED/mspt_chrome_gzipped.pftrace"
 	roundtrip difftest-flows "$SHARED/perfetto_difftest_flow_events_track_event.pb"
