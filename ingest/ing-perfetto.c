@@ -1061,9 +1061,12 @@ enum { PF_OP_STEP, PF_OP_TERM, PF_OP_LOUT, PF_OP_LINOUT, PF_OP_LIN };
 static void
 pf_flow_op(struct pf_ctx *c, int op, uint64_t id, struct pf_bind *b, int64_t ts)
 {
-	uint64_t h = pf_bind_handle(c, b);
+	uint64_t h;
 	struct pf_flowop *o;
 
+	if (c->nx)
+		return;	/* our export: nx.deps has every edge, flows included */
+	h = pf_bind_handle(c, b);
 	if (!h)
 		return;
 	if (c->nops == c->capops) {
@@ -1082,8 +1085,6 @@ pf_flow_op(struct pf_ctx *c, int op, uint64_t id, struct pf_bind *b, int64_t ts)
 static void
 pf_nx_event(struct pf_ctx *c, struct pf_bind *b)
 {
-	if (c->nx_id < 0)
-		return;
 	pf_nx_note(&c->nxr, c->nx_id, pf_bind_handle(c, b), c->nx_deps);
 	c->nx_id = -1;
 	c->nx_deps = NULL;
@@ -1095,8 +1096,7 @@ pf_flows(struct pf_ctx *c, const PfEvent *te, struct pf_bind *b, int64_t ts)
 	const PfLegacy *le = te->legacy_event;
 	size_t i;
 
-	if (c->nx)
-		return;	/* our export: nx.deps has every edge, flows included */
+
 	for (i = 0; i < te->n_flow_ids; i++)
 		pf_flow_op(c, PF_OP_STEP, te->flow_ids[i], b, ts);
 	for (i = 0; i < te->n_flow_ids_old; i++)
@@ -1383,7 +1383,8 @@ pf_slice_begin(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int64_t 
 	o->handle = 0;
 	pf_unit_of(c, t);
 	b.open = o;
-	pf_nx_event(c, &b);
+	if (c->nx_id >= 0)
+		pf_nx_event(c, &b);
 	pf_flows(c, te, &b, ts);
 }
 
@@ -1402,7 +1403,8 @@ pf_event_now(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int kind, 
 	    te->n_terminating_flow_ids || te->n_terminating_flow_ids_old ||
 	    (te->legacy_event && te->legacy_event->has_flow_direction)) {
 		b.handle = pf_handle_new(c, seq);
-		pf_nx_event(c, &b);
+		if (c->nx_id >= 0)
+			pf_nx_event(c, &b);
 		pf_flows(c, te, &b, ts);
 	}
 }
@@ -1470,9 +1472,13 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 
 	if (type >= 0 && type < 5)
 		c->n_type[type]++;
-	c->nx_id = -1;
-	c->nx_deps = NULL;
-	for (size_t i = 0; i < te->n_debug_annotations; i++) {
+	/* our export writes nx.id first on every event: others pay a test or two */
+	if (c->nx) {
+		c->nx_id = -1;
+		c->nx_deps = NULL;
+	}
+	for (size_t i = 0; i < te->n_debug_annotations &&
+	     pf_nx_name(te->debug_annotations[0]->name); i++) {
 		const PfAnnot *a = te->debug_annotations[i];
 
 		if (!pf_nx_name(a->name))
