@@ -167,26 +167,6 @@ is_sync(const struct ij_syncs *s, uint32_t seq)
 	return s->is_sync[seq >> 3] & (1u << (seq & 7));
 }
 
-/* First slice index with (unit, ts) > (unit, t) when @upper, >= otherwise. */
-static size_t
-bound(const struct ij_slice *sl, size_t nsl, int unit, int64_t t, bool upper)
-{
-	size_t lo = 0, hi = nsl;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct ij_slice *x = &sl[mid];
-		bool before = x->unit < unit || (x->unit == unit &&
-						  (upper ? x->ts <= t : x->ts < t));
-
-		if (before)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 /* A top-level slice that is not a sync event: an operation of the stream. */
 static bool
 is_op(const struct ij_syncs *s, const struct ij_slice *x)
@@ -205,7 +185,7 @@ last_op(const struct ij_syncs *s, const struct ij_slice *sl, size_t nsl, int uni
 	int64_t corr, int64_t start_by, int64_t end_by)
 {
 	const struct ij_slice *by_time = NULL;
-	size_t i = bound(sl, nsl, unit, start_by, true);
+	size_t i = ij_slice_bound(sl, nsl, unit, start_by, true);
 	bool flows = false;
 
 	for (int k = 0; i > 0 && sl[i - 1].unit == unit && k < SYNC_SCAN_MAX; i--, k++) {
@@ -232,7 +212,7 @@ static const struct ij_slice *
 next_op(const struct ij_syncs *s, const struct ij_slice *sl, size_t nsl, int unit, int64_t ts,
 	uint32_t seq)
 {
-	size_t i = bound(sl, nsl, unit, ts, false);
+	size_t i = ij_slice_bound(sl, nsl, unit, ts, false);
 
 	for (int k = 0; i < nsl && sl[i].unit == unit && k < SYNC_SCAN_MAX; i++, k++)
 		if (sl[i].seq != seq && is_op(s, &sl[i]))

@@ -1475,17 +1475,16 @@ flow_less(const struct jflow *x, const struct jflow *y)
 TC_MSORT_DEFINE(slice_sort, struct ij_slice, slice_less)
 TC_MSORT_DEFINE(flow_sort, struct jflow, flow_less)
 
-/* First slice index with (unit, ts) > (unit, t) when @upper, >= otherwise. */
-static size_t
-slice_bound(const struct jreader *r, int unit, int64_t t, bool upper)
+size_t
+ij_slice_bound(const struct ij_slice *sl, size_t nsl, int unit, int64_t t, bool upper)
 {
-	size_t lo = 0, hi = r->nsl, mid;
+	size_t lo = 0, hi = nsl;
 
 	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		const struct ij_slice *s = &r->sl[mid];
-		bool before = s->unit < unit || (s->unit == unit &&
-						  (upper ? s->ts <= t : s->ts < t));
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ij_slice *x = &sl[mid];
+		bool before = x->unit < unit || (x->unit == unit &&
+						  (upper ? x->ts <= t : x->ts < t));
 
 		if (before)
 			lo = mid + 1;
@@ -1504,10 +1503,10 @@ bind_flow(const struct jreader *r, const struct jflow *f)
 	if (f->bind == BIND_DIRECT)
 		return f->seq;
 	if (f->bind == BIND_NEXT) {
-		i = slice_bound(r, f->unit, f->ts, false);
+		i = ij_slice_bound(r->sl, r->nsl, f->unit, f->ts, false);
 		return (i < r->nsl && r->sl[i].unit == f->unit) ? r->sl[i].seq : -1;
 	}
-	i = slice_bound(r, f->unit, f->ts, true);
+	i = ij_slice_bound(r->sl, r->nsl, f->unit, f->ts, true);
 	if (i == 0 || r->sl[i - 1].unit != f->unit)
 		return -1;
 	for (c = (int64_t)i - 1; c >= 0; c = r->sl[c].parent)

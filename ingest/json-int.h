@@ -202,6 +202,12 @@ struct ij_slice {
 	int unit;
 };
 
+/**
+ * ij_slice_bound - in @sl (sorted), the first index whose (unit, ts) is
+ * greater than (@unit, @t) when @upper, greater or equal otherwise.
+ */
+size_t ij_slice_bound(const struct ij_slice *sl, size_t nsl, int unit, int64_t t, bool upper);
+
 /* Kineto's cuda_sync events, by "cuda_sync_kind" (or name). */
 enum ij_sync_kind { IJ_SYNC_STREAM_WAIT, IJ_SYNC_STREAM, IJ_SYNC_EVENT, IJ_SYNC_CONTEXT };
 
