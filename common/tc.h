@@ -54,6 +54,15 @@ char *tc_xstrdup(const char *s);
 char *tc_xstrndup(const char *s, size_t n);
 char *tc_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* TC_GROW - make room for element @n of the tc_xrealloc'd array @arr of
+ * capacity @cap: doubled when full, @first elements the first time. */
+#define TC_GROW(arr, n, cap, first) do { \
+	if ((n) >= (cap)) { \
+		(cap) = (cap) ? (cap) * 2 : (first); \
+		(arr) = tc_xrealloc((arr), (cap) * sizeof(*(arr))); \
+	} \
+} while (0)
+
 /**
  * struct tc_buf - a growable byte buffer, always NUL-terminated.
  * Owns @data; release with tc_buf_free().

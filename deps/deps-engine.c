@@ -89,12 +89,7 @@ struct deps_engine {
 static void par_free(struct deps_par *p);
 static size_t par_live(const struct deps_par *p);
 
-#define GROW(arr, n, cap) do { \
-	if ((n) == (cap)) { \
-		(cap) = (cap) ? (cap) * 2 : 16; \
-		(arr) = tc_xrealloc((arr), (cap) * sizeof(*(arr))); \
-	} \
-} while (0)
+#define GROW(arr, n, cap) TC_GROW(arr, n, cap, 16)
 
 /* FNV-1a over a name's bytes: hash_str(), and the args scanner as it reads. */
 #define HASH_INIT 2166136261u

@@ -59,12 +59,7 @@ struct ij_syncs {
 	uint8_t *is_sync;	/* bitmap by seq, built at resolve */
 };
 
-#define GROW(arr, n, cap) do { \
-	if ((n) >= (cap)) { \
-		(cap) = (cap) ? (cap) * 2 : 64; \
-		(arr) = tc_xrealloc((arr), (cap) * sizeof(*(arr))); \
-	} \
-} while (0)
+#define GROW(arr, n, cap) TC_GROW(arr, n, cap, 64)
 
 void
 ij_syncs_add(struct ij_syncs **sp, int kind, int unit, int dev, int64_t seq, int64_t ts,

@@ -20,12 +20,7 @@
 #define CHUNK (1u << 20)
 #define JICACHE 1024		/* intern cache slots, a power of 2 */
 
-#define GROW(arr, n, cap) do { \
-	if ((n) >= (cap)) { \
-		(cap) = (cap) ? (cap) * 2 : 64; \
-		(arr) = tc_xrealloc((arr), (cap) * sizeof(*(arr))); \
-	} \
-} while (0)
+#define GROW(arr, n, cap) TC_GROW(arr, n, cap, 64)
 
 /* ---- a string-keyed hash map to int, keys copied ---- */
 
