@@ -83,4 +83,15 @@ is "$(jget "$T/cp6.json" "' '.join('%s/%s/%s/%d/%d' % (h['name'], h['kind'], h['
 is "$(jget "$T/cp7.json" "' '.join('%s/%s' % (h['name'], h['label']) for h in j['hops'])")" \
 	"opA/None prepB/program order via opB launchB/program order kB/launch:2" \
 	"from a kernel back along its launch, its sibling and the enclosing op's sibling"
+# The same trace as Perfetto (thread and stream tracks): the same answers.
+"$NX" convert "$DD/nested.json" "$T/nested.pftrace"
+ok $? "nested.json converts to Perfetto"
+rm -rf "$T/d"
+id=$(ingest_id "$T/nested.pftrace")
+ok $? "and ingests back"
+"$NX" critical-path --data "$T/d" "$id" --event "$(eid "$id" kB)" --json >"$T/cp8.json"
+is "$(jget "$T/cp8.json" "' '.join('%s/%s' % (h['name'], h['label']) for h in j['hops'])")" \
+	"opA/None prepB/program order via opB launchB/program order kB/launch:2" \
+	"the same path from the Perfetto trace"
+is "$(po launchB in) / $(po opB in)" "prepB / opA" "and the same siblings"
 done_testing
