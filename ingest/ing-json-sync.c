@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/tc-sort.h"
 #include "store/library.h"
 #include "ingest/json-int.h"
 
@@ -131,13 +132,14 @@ ij_syncs_by_corr(struct ij_syncs *s, int64_t corr)
 	return lo < s->n && s->by_corr[lo]->corr == corr ? s->by_corr[lo]->seq : 0;
 }
 
-static int
-launch_cmp(const void *a, const void *b)
+static inline bool
+launch_less(const struct sync_launch *x, const struct sync_launch *y)
 {
-	const struct sync_launch *x = a, *y = b;
-
-	return x->dst < y->dst ? -1 : x->dst > y->dst;
+	return x->dst < y->dst;
 }
+
+/* launch_sort(): common/tc-sort.h (the flows come nearly in order) */
+TC_MSORT_DEFINE(launch_sort, struct sync_launch, launch_less)
 
 /* The launch flow into operation @seq, or NULL. */
 static const struct sync_launch *
@@ -309,8 +311,12 @@ ij_syncs_resolve(struct ij_syncs *s, const struct ij_slice *sl, size_t nsl,
 	for (size_t i = 0; i < s->n; i++)
 		if (s->ev[i].seq <= maxseq)
 			s->is_sync[s->ev[i].seq >> 3] |= (uint8_t)(1u << (s->ev[i].seq & 7));
-	if (s->nln)
-		qsort(s->ln, s->nln, sizeof(*s->ln), launch_cmp);
+	if (s->nln) {
+		struct sync_launch *tmp = tc_xmalloc((s->nln / 2 + 1) * sizeof(*tmp));
+
+		launch_sort(s->ln, tmp, s->nln);
+		free(tmp);
+	}
 
 	ed = tc_xmalloc(s->n * sizeof(*ed));
 	for (size_t i = 0; i < s->n; i++)
