@@ -294,7 +294,7 @@ sync_edge(const struct ij_syncs *s, const struct sync_ev *e, const struct ij_sli
 
 int
 ij_syncs_resolve(struct ij_syncs *s, const struct ij_slice *sl, size_t nsl,
-		 const struct ij_sync_ops *ops, void *ctx, struct st_writer *w, uint64_t *nedges)
+		 const struct ij_sync_ops *ops, void *ctx, struct st_writer *w)
 {
 	struct sync_edge *ed = NULL;
 	uint32_t maxseq = 0;
@@ -302,7 +302,6 @@ ij_syncs_resolve(struct ij_syncs *s, const struct ij_slice *sl, size_t nsl,
 	char label[64];
 	int rc = 0;
 
-	*nedges = 0;
 	if (!s || !s->n)
 		return 0;
 	for (size_t i = 0; i < nsl; i++)
@@ -333,8 +332,6 @@ ij_syncs_resolve(struct ij_syncs *s, const struct ij_slice *sl, size_t nsl,
 		else
 			snprintf(label, sizeof(label), "%s", kind_name[ed[i].kind]);
 		rc = st_edge_add(w, ed[i].src, ed[i].dst, ST_EDGE_ORDER, label);
-		if (!rc)
-			(*nedges)++;
 	}
 	free(ed);
 	return rc;

@@ -1968,9 +1968,8 @@ ing_json_read_chunks(struct st_writer *w, struct tc_input *in, const struct ing_
 		goto out;
 	if (r.syncs) {
 		static const struct ij_sync_ops sync_ops = { .stream_units = sync_stream_units };
-		uint64_t nsync;
 
-		ret = ij_syncs_resolve(r.syncs, r.sl, r.nsl, &sync_ops, &r, w, &nsync);
+		ret = ij_syncs_resolve(r.syncs, r.sl, r.nsl, &sync_ops, &r, w);
 		if (ret) {
 			ret = tc_err_set(err, ret, "%s: writing a synchronisation edge failed",
 					 r.name);

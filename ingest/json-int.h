@@ -239,13 +239,12 @@ void ij_syncs_launch(struct ij_syncs *s, int64_t src, int64_t dst, int64_t corr)
 
 /**
  * ij_syncs_resolve - add an `order` edge for every synchronisation whose
- * waited-for operation is found (docs/dependencies.md), counting them in
- * *@nedges.  @sl: the sorted slices.  Return: 0 or the negative errno of
- * st_edge_add().
+ * waited-for operation is found (docs/dependencies.md; the store counts
+ * them with the other explicit edges).  @sl: the sorted slices.  Return: 0
+ * or the negative errno of st_edge_add().
  */
 int ij_syncs_resolve(struct ij_syncs *s, const struct ij_slice *sl, size_t nsl,
-		     const struct ij_sync_ops *ops, void *ctx, struct st_writer *w,
-		     uint64_t *nedges);
+		     const struct ij_sync_ops *ops, void *ctx, struct st_writer *w);
 
 /** ij_syncs_free - free @s (NULL is fine). */
 void ij_syncs_free(struct ij_syncs *s);
