@@ -1081,6 +1081,32 @@ pf_flow_op(struct pf_ctx *c, int op, uint64_t id, struct pf_bind *b, int64_t ts)
 	o->op = op;
 }
 
+/*
+ * The current event's nx.id and nx.deps (our export), for pf_nx_event();
+ * the first one switches the reader to our export's mode: the edges come
+ * from nx.deps, the flow ids are left alone and nothing is derived again.
+ */
+static void
+pf_nx_scan(struct pf_ctx *c, const PfEvent *te)
+{
+	c->nx_id = -1;
+	c->nx_deps = NULL;
+	for (size_t i = 0; i < te->n_debug_annotations; i++) {
+		const PfAnnot *a = te->debug_annotations[i];
+
+		if (!pf_nx_name(a->name))
+			continue;
+		if (!strcmp(a->name, PF_NX_ID) && a->has_int_value)
+			c->nx_id = a->int_value;
+		else if (!strcmp(a->name, PF_NX_DEPS) && a->legacy_json_value)
+			c->nx_deps = a->legacy_json_value;
+	}
+	if (c->nx_id >= 0 && !c->nx) {
+		c->nx = true;
+		st_writer_edges_given(c->w);
+	}
+}
+
 /* Note the current event's nx.id and nx.deps (our export) against its handle. */
 static void
 pf_nx_event(struct pf_ctx *c, struct pf_bind *b)
@@ -1095,7 +1121,6 @@ pf_flows(struct pf_ctx *c, const PfEvent *te, struct pf_bind *b, int64_t ts)
 {
 	const PfLegacy *le = te->legacy_event;
 	size_t i;
-
 
 	for (i = 0; i < te->n_flow_ids; i++)
 		pf_flow_op(c, PF_OP_STEP, te->flow_ids[i], b, ts);
@@ -1472,26 +1497,9 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 
 	if (type >= 0 && type < 5)
 		c->n_type[type]++;
-	/* our export writes nx.id first on every event: others pay a test or two */
-	if (c->nx) {
-		c->nx_id = -1;
-		c->nx_deps = NULL;
-	}
-	for (size_t i = 0; i < te->n_debug_annotations &&
-	     pf_nx_name(te->debug_annotations[0]->name); i++) {
-		const PfAnnot *a = te->debug_annotations[i];
-
-		if (!pf_nx_name(a->name))
-			continue;
-		if (!strcmp(a->name, PF_NX_ID) && a->has_int_value)
-			c->nx_id = a->int_value;
-		else if (!strcmp(a->name, PF_NX_DEPS) && a->legacy_json_value)
-			c->nx_deps = a->legacy_json_value;
-	}
-	if (c->nx_id >= 0 && !c->nx) {
-		c->nx = true;
-		st_writer_edges_given(c->w);	/* nothing to derive again */
-	}
+	/* our export writes nx.id first on every event: others pay a test */
+	if (c->nx || (te->n_debug_annotations && pf_nx_name(te->debug_annotations[0]->name)))
+		pf_nx_scan(c, te);
 	if (type == PF_TE_UNSPEC && le && le->has_phase && le->phase > 0 && le->phase < 128)
 		c->n_phase[le->phase]++;
 
