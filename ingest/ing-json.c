@@ -149,6 +149,7 @@ struct jdev {
 /* A (pid, tid): a thread or stream. */
 struct jthread {
 	int unit;		/* store unit id, 0 until an event needs it */
+	int sync_unit;		/* its cuda_sync lane's, 0 until one needs it */
 	int dev;		/* index into devs */
 	char *tid;
 	bool tid_int;
@@ -1162,13 +1163,17 @@ sync_kind(struct jreader *r, const struct jev *e, int ti)
 static int
 sync_unit(struct jreader *r, int ti)
 {
-	char *key = tc_xasprintf("sync:%s", r->thr[ti].tid);
-	char *name = tc_xasprintf("stream %s sync", r->thr[ti].tid);
-	int u = aux_unit(r, r->thr[ti].dev, key, ST_UNIT_TRACK, name);
+	struct jthread *t = &r->thr[ti];
+	char *key, *name;
 
+	if (t->sync_unit)
+		return t->sync_unit;
+	key = tc_xasprintf("sync:%s", t->tid);
+	name = tc_xasprintf("stream %s sync", t->tid);
+	t->sync_unit = aux_unit(r, t->dev, key, ST_UNIT_TRACK, name);
 	free(key);
 	free(name);
-	return u;
+	return t->sync_unit;
 }
 
 /* ij_sync_ops.stream_units: the units of device @dev's stream @stream (-1: all). */
