@@ -23,7 +23,10 @@ typedef Perfetto__Protos__DebugAnnotation PfAnnot;
 
 #define PX_DEV_UUID(d) ((1ULL << 40) | (uint64_t)(d))
 #define PX_UNIT_UUID(u) ((2ULL << 40) | (uint64_t)(u))
-#define PX_OVER_UUID(u) ((3ULL << 40) | (uint64_t)(u))
+/* row @r of unit @u: 0 its own track, r >= 1 its r-th "(overlaps)" track */
+#define PX_ROW_UUID(u, r) (((2ULL + (uint64_t)(r)) << 40) | (uint64_t)(u))
+#define PX_UUID_UNIT(x) ((int)((x) & 0xffffffffffULL))
+#define PX_UUID_ROW(x) ((int)((x) >> 40) - 2)
 
 struct px_end {
 	int64_t end;
@@ -31,11 +34,19 @@ struct px_end {
 	int64_t ev;	/* the slice's event id */
 };
 
-/* One unit's open slices (main row and overflow row). */
+/*
+ * One unit's open slices.  A Perfetto track's slices must nest, a unit's need not (async tracks):
+ * a slice that does not nest in the open one of the unit's track goes to
+ * the first "(overlaps)" track where it does, declared when first needed.
+ */
+struct px_row {
+	int64_t *stack;		/* ends of the open slices, innermost last */
+	size_t n, cap;
+};
+
 struct px_unit {
-	int64_t *stack[2];
-	size_t n[2], cap[2];
-	bool over_declared;
+	struct px_row *rows;	/* [0]: the unit's own track */
+	int nrows;
 	char *name;
 };
 
@@ -136,12 +147,13 @@ px_emit_end(struct px_ctx *c, struct px_end e)
 {
 	PfPacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 	PfEvent te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-	int u = (int)(e.uuid & 0xffffffffffULL), row = (e.uuid >> 40) == 3, ret;
+	int u = PX_UUID_UNIT(e.uuid), row = PX_UUID_ROW(e.uuid), ret;
 	uint64_t *tids = NULL;
 	size_t first, n, i, nt = 0;
 
-	if (u >= 0 && u < c->nunits && c->units[u].n[row])
-		c->units[u].n[row]--;
+	if (u >= 0 && u < c->nunits && row >= 0 && row < c->units[u].nrows &&
+	    c->units[u].rows[row].n)
+		c->units[u].rows[row].n--;
 	p.has_timestamp = 1;
 	p.timestamp = (uint64_t)(e.end < 0 ? 0 : e.end);
 	te.has_type = 1;
@@ -391,6 +403,29 @@ px_args_free(PfAnnot *aa, size_t n)
 	free(aa);
 }
 
+/* The TrackDescriptor of unit @unit's overflow row @row (>= 1). */
+static int
+px_declare_row(struct px_ctx *c, int unit, int row)
+{
+	PfPacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+	Perfetto__Protos__TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+	const char *name = c->units[unit].name ? c->units[unit].name : "unit";
+	char *nm = row == 1 ? tc_xasprintf("%s (overlaps)", name) :
+			      tc_xasprintf("%s (overlaps %d)", name, row);
+	int ret;
+
+	d.has_uuid = 1;
+	d.uuid = PX_ROW_UUID(unit, row);
+	d.has_parent_uuid = 1;
+	d.parent_uuid = PX_UNIT_UUID(unit);
+	d.name = nm;
+	d.description = (char *)PF_NX_OVER_DESC;	/* our reader: the parent's unit */
+	p.track_descriptor = &d;
+	ret = px_write(c, &p);
+	free(nm);
+	return ret;
+}
+
 static int
 px_event(struct px_ctx *c, sqlite3_stmt *s)
 {
@@ -497,40 +532,24 @@ px_event(struct px_ctx *c, sqlite3_stmt *s)
 		int row = 0;
 
 		te.type = 1;
-		if (u && u->n[0] && ts + dur > u->stack[0][u->n[0] - 1]) {
-			/* does not nest in the open slice: put it on the overflow row */
-			row = 1;
-			if (u->n[1] && ts + dur > u->stack[1][u->n[1] - 1]) {
-				ret = 0;	/* a third level of overlap: dropped */
-				goto out;
-			}
-			if (!u->over_declared) {
-				PfPacket dp = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-				Perfetto__Protos__TrackDescriptor d =
-					PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
-				char *nm = tc_xasprintf("%s (overlaps)", u->name ? u->name : "unit");
-
-				d.has_uuid = 1;
-				d.uuid = PX_OVER_UUID(unit);
-				d.has_parent_uuid = 1;
-				d.parent_uuid = PX_UNIT_UUID(unit);
-				d.name = nm;
-				dp.track_descriptor = &d;
-				ret = px_write(c, &dp);
-				free(nm);
-				if (ret < 0)
-					goto out;
-				u->over_declared = true;
-			}
-			uuid = PX_OVER_UUID(unit);
-		}
 		if (u) {
-			if (u->n[row] == u->cap[row]) {
-				u->cap[row] = u->cap[row] ? u->cap[row] * 2 : 16;
-				u->stack[row] = tc_xrealloc(u->stack[row],
-							    u->cap[row] * sizeof(int64_t));
+			/* the first row where it nests (or that is empty) */
+			while (row < u->nrows && u->rows[row].n &&
+			       ts + dur > u->rows[row].stack[u->rows[row].n - 1])
+				row++;
+			if (row == u->nrows) {
+				u->rows = tc_xrealloc(u->rows, (size_t)++u->nrows * sizeof(*u->rows));
+				memset(&u->rows[row], 0, sizeof(u->rows[row]));
+				if (row && (ret = px_declare_row(c, unit, row)) < 0)
+					goto out;
 			}
-			u->stack[row][u->n[row]++] = ts + dur;
+			if (u->rows[row].n == u->rows[row].cap) {
+				u->rows[row].cap = u->rows[row].cap ? u->rows[row].cap * 2 : 16;
+				u->rows[row].stack = tc_xrealloc(u->rows[row].stack,
+								 u->rows[row].cap * sizeof(int64_t));
+			}
+			u->rows[row].stack[u->rows[row].n++] = ts + dur;
+			uuid = PX_ROW_UUID(unit, row);
 		}
 		px_heap_push(c, ts + dur, uuid, id);
 		break;
@@ -599,8 +618,9 @@ pf_export_pftrace(sqlite3 *db, FILE *out, const char *out_name, struct tc_err *e
 out:
 	sqlite3_finalize(s);
 	for (i = 0; i < c.nunits; i++) {
-		free(c.units[i].stack[0]);
-		free(c.units[i].stack[1]);
+		for (int r = 0; r < c.units[i].nrows; r++)
+			free(c.units[i].rows[r].stack);
+		free(c.units[i].rows);
 		free(c.units[i].name);
 	}
 	free(c.units);

@@ -73,6 +73,7 @@ struct pf_track {
 	int64_t sort;
 	bool has_sort;
 	int nx_kind;		/* our export's unit kind + 1, 0: none */
+	bool nx_over;		/* our export's "(overlaps)" track: its parent's unit */
 	/* counters */
 	int ctype;
 	int64_t mult;
@@ -410,6 +411,12 @@ pf_unit_of(struct pf_ctx *c, struct pf_track *t)
 
 	if (t->unit)
 		return t->unit;
+	if (t->nx_over && t->has_parent) {
+		struct pf_track *p = pf_track_find(c, t->parent);
+
+		if (p && !p->nx_over)
+			return t->unit = pf_unit_of(c, p);
+	}
 	if (t->kind == PF_TRK_THREAD)
 		snprintf(key, sizeof(key), "tid:%" PRId64, t->tid);
 	else
@@ -525,6 +532,8 @@ pf_track_desc(struct pf_ctx *c, const PfTrackDesc *d)
 		t->sort = d->sibling_order_rank;
 		t->has_sort = true;
 	}
+	if (d->description && !strcmp(d->description, PF_NX_OVER_DESC))
+		t->nx_over = true;
 	if (d->description && !strncmp(d->description, PF_NX_UNIT_DESC, strlen(PF_NX_UNIT_DESC))) {
 		int k = st_unit_kind_parse(d->description + strlen(PF_NX_UNIT_DESC));
 

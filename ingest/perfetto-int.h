@@ -19,12 +19,15 @@
 
 /*
  * What our exporter adds for our reader (ing-perfetto-export.c): a track's
- * description "neuron-explorer unit: KIND" (st_unit_kind_name()), and on
+ * description "neuron-explorer unit: KIND" (st_unit_kind_name()) or, on an
+ * overflow track, "neuron-explorer overlaps"; and on
  * each event the debug annotations "nx.id" (its id in the exported store)
  * and "nx.deps" (JSON: [{"kind","dst","label"}], the edges from it, dst an
  * nx.id).  Standard readers show them and otherwise ignore them.
  */
 #define PF_NX_UNIT_DESC "neuron-explorer unit: "
+/* an "(overlaps)" track: more rows of its parent's unit (slices that do not nest) */
+#define PF_NX_OVER_DESC "neuron-explorer overlaps"
 #define PF_NX_ID "nx.id"
 #define PF_NX_DEPS "nx.deps"
 

@@ -77,6 +77,28 @@ is "$("$NX" sql --data "$T/d2" "$b" "SELECT count(*) FROM events WHERE args IS N
    "events whose only annotations were ours have no args"
 grep -q "neuron-explorer unit: stream" "$T/deps.pftrace"; ok $? "a stream's track says so in its description"
 
+# Async slices that overlap without nesting, four deep: a Perfetto track's
+# slices must nest, so the export spreads them over "(overlaps)" tracks, as
+# many as needed (a third level was dropped before), and our reader puts
+# them back on their one unit.
+{
+	printf '{"traceEvents": [\n'
+	for i in 0 1 2 3 4 5; do
+		printf '{"name":"req","cat":"net","ph":"b","id":%d,"pid":1,"tid":1,"ts":%d},\n' $i $((i * 10))
+		printf '{"name":"req","cat":"net","ph":"e","id":%d,"pid":1,"tid":1,"ts":%d},\n' $i $((i * 10 + 35))
+	done
+	printf '{"name":"tick","ph":"X","pid":1,"tid":1,"ts":0,"dur":1}\n]}\n'
+} >"$T/overlaps.json"
+rm -rf "$T/d1" "$T/d2"
+a=$("$NX" ingest --data "$T/d1" --json "$T/overlaps.json" | jget /dev/stdin "j['id']")
+"$NX" convert "$T/overlaps.json" "$T/overlaps.pftrace"
+b=$("$NX" ingest --data "$T/d2" --json "$T/overlaps.pftrace" | jget /dev/stdin "j['id']")
+ok $? "overlapping async slices: converted and ingested back"
+slices_of() { "$NX" sql --data "$1" "$2" "SELECT u.name || ':' || v.ts || '+' || v.dur FROM events v
+  JOIN units u ON u.id = v.unit WHERE v.kind = 0 ORDER BY 1" | paste -sd ' ' -; }
+is "$(slices_of "$T/d2" "$b")" "$(slices_of "$T/d1" "$a")" "every slice back on its unit, none dropped"
+is "$(units_of "$T/d2" "$b")" "$(units_of "$T/d1" "$a")" "and no unit more"
+
 if [ -n "$SHARED" ]; then
 	roundtrip chrome "$SHARED/mspt_chrome_gzipped.pftrace"
 	roundtrip difftest-flows "$SHARED/perfetto_difftest_flow_events_track_event.pb"
