@@ -1,0 +1,34 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/perfetto/roundtrip.sh - every real trace of ../shared/traces and the
+# project's own test traces, converted to .pftrace and ingested back, give
+# the same store: per unit (name and kind) and event kind the same count,
+# times, durations, depths and counter values, and the same edges with their
+# kinds and labels (our additions in the export: docs/perfetto-ingest.md).
+. "$NX_SRCDIR/tests/lib.sh"
+
+# digest DATA: the unit/event and the edge summary of the trace in DATA
+digest() {
+	id=$("$NX" info --data "$1" | awk 'NR == 1 { print $1 }')
+	"$NX" sql --data "$1" "$id" "SELECT u.name, u.kind, v.kind, count(*), sum(v.ts % 1000000007),
+	  sum(v.dur % 1000000007), sum(v.depth), sum(coalesce(v.value, 0)) FROM events v
+	  JOIN units u ON u.id = v.unit GROUP BY 1, 2, 3 ORDER BY 1, 2, 3" | md5sum
+	"$NX" sql --data "$1" "$id" "SELECT e.kind, e.label, a.ts % 1000000007, b.ts % 1000000007
+	  FROM edges e JOIN events a ON a.id = e.src JOIN events b ON b.id = e.dst
+	  ORDER BY 1, 2, 3, 4" | md5sum
+}
+
+for f in "$NX_SRCDIR"/tests/data/deps/*.json "$NX_SRCDIR"/tests/data/json/small-*.json \
+	 "$NX_SRCDIR"/tests/data/json/edge-kinds.json "$NX_SRCDIR"/tests/data/perfetto/small.pftrace \
+	 ${SHARED:+"$SHARED"/*.json "$SHARED"/*.gz "$SHARED"/*.pftrace "$SHARED"/*.pb \
+	 "$SHARED"/*.perfetto-trace}; do
+	[ -f "$f" ] || continue
+	n=$(basename "$f")
+	rm -rf "$T/a" "$T/b"
+	"$NX" ingest --data "$T/a" "$f" >/dev/null 2>&1 || continue	# bad.json & co
+	"$NX" convert "$f" "$T/x.pftrace" && "$NX" ingest --data "$T/b" "$T/x.pftrace" >/dev/null
+	ok $? "$n: converted and ingested back"
+	is "$(digest "$T/b")" "$(digest "$T/a")" "$n: the same units, events and edges"
+done
+[ -n "$SHARED" ] || skip "no ../shared/traces: the real traces"
+done_testing
