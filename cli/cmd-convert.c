@@ -222,6 +222,44 @@ convert_json_event(FILE *f, json_t *ev, bool *first)
 	return rc ? -EIO : 0;
 }
 
+/*
+ * @ns as the exact decimal count of microseconds JSON traces use
+ * ("1623142623531272.128"): a double holds only every 256th ns of an epoch
+ * clock's 1.6e18, and our reader takes the digits as written.
+ */
+static void
+convert_us(char *buf, size_t n, int64_t ns)
+{
+	uint64_t a = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+	unsigned frac = (unsigned)(a % 1000);
+	int len = snprintf(buf, n, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000, frac);
+
+	while (len > 0 && buf[len - 1] == '0')
+		buf[--len] = '\0';
+	if (len > 0 && buf[len - 1] == '.')
+		buf[--len] = '\0';
+}
+
+/* convert_json_event() with "ts" (and "dur" unless < 0) written exactly first. */
+static int
+convert_json_timed(FILE *f, json_t *ev, int64_t ts_ns, int64_t dur_ns, bool *first)
+{
+	char ts[32], dur[32], *body = json_dumps(ev, JSON_COMPACT);
+	int rc;
+
+	json_decref(ev);
+	if (!body)
+		return -EIO;
+	convert_us(ts, sizeof(ts), ts_ns);
+	convert_us(dur, sizeof(dur), dur_ns);
+	rc = fprintf(f, "%s{\"ts\":%s%s%s%s%s", *first ? "\n" : ",\n", ts,
+		     dur_ns >= 0 ? ",\"dur\":" : "", dur_ns >= 0 ? dur : "",
+		     body[1] == '}' ? "" : ",", body + 1) < 0 ? -EIO : 0;
+	*first = false;
+	free(body);
+	return rc;
+}
+
 /* Chrome pid/tid of a device/unit: the real ones when the keys carry them. */
 #define CV_PID(d) "(CASE WHEN " d ".key LIKE 'pid:%' THEN CAST(substr(" d ".key, 5) AS INTEGER) " \
 		  "ELSE 1000000 + " d ".id END)"
@@ -266,11 +304,10 @@ convert_export_json(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 		goto sqlerr;
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		json_int_t tid = sqlite3_column_int64(s, 1), pid = sqlite3_column_int64(s, 2);
-		double ts = (double)sqlite3_column_int64(s, 3) / 1000.0;
+		int64_t ts = sqlite3_column_int64(s, 3), dur = -1;
 		int kind = sqlite3_column_int(s, 5);
 		const char *nm = (const char *)sqlite3_column_text(s, 6);
-		json_t *ev = json_pack("{s:s, s:I, s:I, s:f}", "name", nm, "pid", pid, "tid", tid,
-				       "ts", ts);
+		json_t *ev = json_pack("{s:s, s:I, s:I}", "name", nm, "pid", pid, "tid", tid);
 		json_t *args = NULL;
 
 		if (sqlite3_column_type(s, 7) != SQLITE_NULL)
@@ -280,8 +317,7 @@ convert_export_json(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 			args = json_loads((const char *)sqlite3_column_text(s, 9), 0, NULL);
 		if (kind == ST_EV_SLICE) {
 			json_object_set_new(ev, "ph", json_string("X"));
-			json_object_set_new(ev, "dur", json_real((double)sqlite3_column_int64(s, 4) /
-								 1000.0));
+			dur = sqlite3_column_int64(s, 4);
 		} else if (kind == ST_EV_INSTANT) {
 			json_object_set_new(ev, "ph", json_string("i"));
 			json_object_set_new(ev, "s", json_string("t"));
@@ -300,7 +336,7 @@ convert_export_json(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 			json_object_set_new(args, "nx.id",
 					    json_integer(sqlite3_column_int64(s, 0)));
 		json_object_set_new(ev, "args", args);
-		if (convert_json_event(f, ev, &first))
+		if (convert_json_timed(f, ev, ts, dur, &first))
 			goto werr;
 	}
 	sqlite3_finalize(s);
@@ -318,17 +354,17 @@ convert_export_json(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 	while (sqlite3_step(es) == SQLITE_ROW) {
 		json_int_t id = sqlite3_column_int64(es, 0);
 
-		if (convert_json_event(f, json_pack("{s:s, s:s, s:s, s:I, s:f, s:I, s:I}", "ph", "s",
-						    "name", "flow", "cat", "flow", "id", id, "ts",
-						    sqlite3_column_int64(es, 1) / 1000.0, "tid",
+		if (convert_json_timed(f, json_pack("{s:s, s:s, s:s, s:I, s:I, s:I}", "ph", "s",
+						    "name", "flow", "cat", "flow", "id", id, "tid",
 						    sqlite3_column_int64(es, 2), "pid",
-						    sqlite3_column_int64(es, 3)), &first) ||
-		    convert_json_event(f, json_pack("{s:s, s:s, s:s, s:s, s:I, s:f, s:I, s:I}",
+						    sqlite3_column_int64(es, 3)),
+				       sqlite3_column_int64(es, 1), -1, &first) ||
+		    convert_json_timed(f, json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I}",
 						    "ph", "f", "bp", "e", "name", "flow", "cat",
-						    "flow", "id", id, "ts",
-						    sqlite3_column_int64(es, 4) / 1000.0, "tid",
+						    "flow", "id", id, "tid",
 						    sqlite3_column_int64(es, 5), "pid",
-						    sqlite3_column_int64(es, 6)), &first))
+						    sqlite3_column_int64(es, 6)),
+				       sqlite3_column_int64(es, 4), -1, &first))
 			goto werr;
 	}
 	if (fputs("\n]}\n", f) == EOF || fflush(f))

@@ -77,6 +77,21 @@ is "$("$NX" sql --data "$T/d2" "$b" "SELECT count(*) FROM events WHERE args IS N
    "events whose only annotations were ours have no args"
 grep -q "neuron-explorer unit: stream" "$T/deps.pftrace"; ok $? "a stream's track says so in its description"
 
+# Epoch-clock times (1.6e18 ns, past a double's integers) keep every
+# nanosecond through both exports: the JSON one writes the microseconds as
+# exact decimals ("1623142623531272.128"), not through a double (.2 before).
+times_of() { "$NX" sql --data "$1" "$2" "SELECT group_concat(ts || '+' || dur, ' ') FROM events"; }
+EPOCH="$NX_SRCDIR/tests/browser/data/epoch.json"
+rm -rf "$T/d1"
+a=$("$NX" ingest --data "$T/d1" --json "$EPOCH" | jget /dev/stdin "j['id']")
+for to in json pftrace; do
+	rm -rf "$T/d2"
+	"$NX" convert "$EPOCH" "$T/epoch.$to"
+	b=$("$NX" ingest --data "$T/d2" --json "$T/epoch.$to" | jget /dev/stdin "j['id']")
+	is "$(times_of "$T/d2" "$b")" "$(times_of "$T/d1" "$a")" "epoch.json via .$to: every ns of every start and duration"
+done
+grep -q '"ts":1623142623531272.128,"dur":0.256' "$T/epoch.json"; ok $? "written as decimals"
+
 # Async slices that overlap without nesting, four deep: a Perfetto track's
 # slices must nest, so the export spreads them over "(overlaps)" tracks, as
 # many as needed (a third level was dropped before), and our reader puts
