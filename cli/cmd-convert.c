@@ -260,10 +260,16 @@ convert_json_timed(FILE *f, json_t *ev, int64_t ts_ns, int64_t dur_ns, bool *fir
 	return rc;
 }
 
-/* Chrome pid/tid of a device/unit: the real ones when the keys carry them. */
-#define CV_PID(d) "(CASE WHEN " d ".key LIKE 'pid:%' THEN CAST(substr(" d ".key, 5) AS INTEGER) " \
+/*
+ * Chrome pid/tid of a device/unit: the real ones when the keys carry
+ * integers ("pid:1234"); named ones ("pid:Traces", "tid:stream 7") would
+ * all cast to 0 and merge, so they get numbers of their own.
+ */
+#define CV_INT_KEY(k, p) "(" k ".key LIKE '" p ":%' AND " \
+	"CAST(CAST(substr(" k ".key, 5) AS INTEGER) AS TEXT) = substr(" k ".key, 5))"
+#define CV_PID(d) "(CASE WHEN " CV_INT_KEY(d, "pid") " THEN CAST(substr(" d ".key, 5) AS INTEGER) " \
 		  "ELSE 1000000 + " d ".id END)"
-#define CV_TID(u) "(CASE WHEN " u ".key LIKE 'tid:%' THEN CAST(substr(" u ".key, 5) AS INTEGER) " \
+#define CV_TID(u) "(CASE WHEN " CV_INT_KEY(u, "tid") " THEN CAST(substr(" u ".key, 5) AS INTEGER) " \
 		  "ELSE 1000000000 + " u ".id END)"
 
 static int

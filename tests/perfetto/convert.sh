@@ -92,6 +92,25 @@ for to in json pftrace; do
 done
 grep -q '"ts":1623142623531272.128,"dur":0.256' "$T/epoch.json"; ok $? "written as decimals"
 
+# Lanes named by strings (Kineto's "Traces" / "PyTorch Profiler", 2021's
+# "stream 7") stay apart in the JSON export: their keys cast to pid/tid 0
+# and merged before.
+cat >"$T/named.json" <<'JSON'
+{"traceEvents": [
+ {"name": "span", "ph": "X", "ts": 0, "dur": 100, "pid": "Traces", "tid": "PyTorch Profiler"},
+ {"name": "k1", "ph": "X", "ts": 10, "dur": 5, "pid": 0, "tid": "stream 7", "cat": "Kernel"},
+ {"name": "k2", "ph": "X", "ts": 20, "dur": 5, "pid": 0, "tid": "stream 7", "cat": "Kernel"},
+ {"name": "op", "ph": "X", "ts": 5, "dur": 30, "pid": "Spans", "tid": "lane"}
+]}
+JSON
+rm -rf "$T/d1" "$T/d2"
+a=$("$NX" ingest --data "$T/d1" --json "$T/named.json" | jget /dev/stdin "j['id']")
+"$NX" convert "$T/named.json" "$T/named.out.json"
+b=$("$NX" ingest --data "$T/d2" --json "$T/named.out.json" | jget /dev/stdin "j['id']")
+per_unit() { "$NX" sql --data "$1" "$2" "SELECT u.name || ':' || count(*) || ':' || max(v.depth) FROM events v
+  JOIN units u ON u.id = v.unit GROUP BY u.id ORDER BY 1" | paste -sd ' ' -; }
+is "$(per_unit "$T/d2" "$b")" "$(per_unit "$T/d1" "$a")" "named lanes keep their own units through .json"
+
 # Async slices that overlap without nesting, four deep: a Perfetto track's
 # slices must nest, so the export spreads them over "(overlaps)" tracks, as
 # many as needed (a third level was dropped before), and our reader puts
