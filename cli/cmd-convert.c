@@ -36,8 +36,10 @@ convert_usage(FILE *f)
 		"           manifest (an .ntff input is copied section by section, manifest\n"
 		"           included, leaving damaged sections out)\n"
 		"  pftrace  a plain Perfetto trace: tracks, slices, instants, counters, flows;\n"
-		"           args and our other dependency kinds as debug annotations\n"
-		"  json     Chrome Trace Event JSON (X, i, C, s/f flow events, M names)\n"
+		"           args, unit kinds and every dependency edge where Perfetto shows\n"
+		"           them as args and descriptions: ingested again, the same trace\n"
+		"  json     Chrome Trace Event JSON (X, i, C, s/f flow events, M names), for\n"
+		"           tools that read it; dependency kinds other than flow are left out\n"
 		"\n"
 		"OUT \"-\" writes to standard output.  Exit status 1 on any error.\n");
 }
