@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* ingest/ing-file.c - pick a reader by content and run it. */
+/*
+ * ingest/ing-file.c - the format dispatch: pick a reader by content and run
+ * it (ing_file()), or the writer of an export format (ing_export()).
+ */
 #include <errno.h>
 #include <string.h>
 #include "ingest/ingest.h"
 #include "ingest/ntff.h"
+#include "ingest/perfetto-int.h"
 
 const char *
 ing_format_name(int fmt)
@@ -85,4 +89,16 @@ ing_file(struct st_writer *w, const char *path, const struct ing_opts *opts,
 out:
 	tc_input_close(in);
 	return rc;
+}
+
+int
+ing_export(sqlite3 *db, int format, FILE *out, const char *out_name, struct tc_err *err)
+{
+	switch (format) {
+	case ING_EXPORT_PFTRACE:
+		return pf_export_pftrace(db, out, out_name, err);
+	case ING_EXPORT_JSON:
+		return ing_json_export(db, out, out_name, err);
+	}
+	return tc_err_set(err, -EINVAL, "%s: no such export format", out_name);
 }

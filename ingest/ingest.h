@@ -54,4 +54,20 @@ int ing_perfetto_read(struct st_writer *w, struct tc_input *in, const struct ing
 int ing_ntff_read(struct st_writer *w, const char *path, const struct ing_opts *opts,
 		  struct tc_err *err);
 
+/** The formats ing_export() writes. */
+enum ing_export_format {
+	ING_EXPORT_PFTRACE,	/* plain Perfetto protobuf, our additions where it has room */
+	ING_EXPORT_JSON,	/* Chrome Trace Event JSON */
+};
+
+/**
+ * ing_export - write the finished trace store @db to @out as @format
+ * (docs/perfetto-ingest.md, "Export").  @out_name names @out in errors.
+ * Return: 0 or -errno with @err set.
+ */
+int ing_export(sqlite3 *db, int format, FILE *out, const char *out_name, struct tc_err *err);
+
+/* ing_json_export - ing_export() as ING_EXPORT_JSON (ing-json-export.c). */
+int ing_json_export(sqlite3 *db, FILE *out, const char *out_name, struct tc_err *err);
+
 #endif /* ING_INGEST_H */

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Chrome/Kineto JSON reader (ingest/ing-json*.c) and its tests.
 libingest_a_SOURCES += ingest/ing-json.c ingest/ing-json-scan.c ingest/ing-json-val.c \
-	ingest/ing-json-sync.c \
+	ingest/ing-json-sync.c ingest/ing-json-export.c \
 	ingest/json-int.h
 
 check_PROGRAMS += tests/unit/test-json
