@@ -40,6 +40,21 @@ srv_json_free(void *p)
 		free(p);
 }
 
+struct tc_arena *
+srv_json_arena_suspend(void)
+{
+	struct tc_arena *a = srv_tls_arena;
+
+	srv_tls_arena = NULL;
+	return a;
+}
+
+void
+srv_json_arena_resume(struct tc_arena *a)
+{
+	srv_tls_arena = a;
+}
+
 void
 srv_json_use_arenas(void)
 {
@@ -280,6 +295,10 @@ route_traces(struct srv_req *r, const char *method, const char *path)
 	if (!strcmp(what, "raw")) {
 		r->route = SRV_R_RAW;
 		return srv_api_raw(r, id);
+	}
+	if (!strcmp(what, "export")) {
+		r->route = SRV_R_EXPORT;
+		return srv_api_export(r, id);
 	}
 	{
 		char w[32];

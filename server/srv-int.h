@@ -52,7 +52,7 @@ extern const double srv_lat_bounds[SRV_LAT_NBUCKETS];
 enum srv_route {
 	SRV_R_OTHER = 0, SRV_R_UPLOAD, SRV_R_LIST, SRV_R_TRACE, SRV_R_RAW, SRV_R_UNITS,
 	SRV_R_TIMELINE, SRV_R_EVENT, SRV_R_DEPS, SRV_R_CRIT, SRV_R_SEARCH, SRV_R_SUMMARY,
-	SRV_R_HEALTH, SRV_R_METRICS, SRV_R_STATIC, SRV_R_NROUTES
+	SRV_R_HEALTH, SRV_R_METRICS, SRV_R_STATIC, SRV_R_EXPORT, SRV_R_NROUTES
 };
 extern const char *const srv_route_names[SRV_R_NROUTES];
 
@@ -194,6 +194,14 @@ void srv_http_stop(struct srv *s);
 /** srv_json_use_arenas - route Jansson's allocations through per-request
  * arenas in handler threads; call once at start, before any JSON exists. */
 void srv_json_use_arenas(void);
+/**
+ * srv_json_arena_suspend - JSON values made on this thread are plain malloc'd
+ * again until srv_json_arena_resume() gets the return value back: for work
+ * that makes many values one at a time and frees them (an export), not one
+ * answer.  No value made before may be freed in between, nor after.
+ */
+struct tc_arena *srv_json_arena_suspend(void);
+void srv_json_arena_resume(struct tc_arena *a);
 /** srv_col_str - srv_json_str() of text column @i of @st. */
 json_t *srv_col_str(sqlite3_stmt *st, int i);
 /** srv_json_str - a JSON string of @s; invalid UTF-8 becomes U+FFFD; NULL -> null. */
@@ -230,6 +238,9 @@ enum MHD_Result srv_api_trace(struct srv_req *r, const char *id);
 enum MHD_Result srv_api_delete(struct srv_req *r, const char *id);
 enum MHD_Result srv_api_retry(struct srv_req *r, const char *id);
 enum MHD_Result srv_api_raw(struct srv_req *r, const char *id);
+
+/* srv-export.c: GET /api/traces/ID/export?format=pftrace|json */
+enum MHD_Result srv_api_export(struct srv_req *r, const char *id);
 /** srv_devices_json - the devices array of a trace, in display order. */
 json_t *srv_devices_json(sqlite3 *db);
 /** srv_trace_json - the TRACE object of @id; NULL with -ENOENT/-errno in *@code. */

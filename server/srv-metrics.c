@@ -14,7 +14,7 @@ const double srv_lat_bounds[SRV_LAT_NBUCKETS] = {
 
 const char *const srv_route_names[SRV_R_NROUTES] = {
 	"other", "upload", "list", "trace", "raw", "units", "timeline", "event", "deps",
-	"critical_path", "search", "summary", "healthz", "metrics", "static",
+	"critical_path", "search", "summary", "healthz", "metrics", "static", "export",
 };
 
 void

@@ -590,6 +590,17 @@ async function main() {
 			'no Retry on ready runs');
 		eq(await page.locator(`${row} td.row-actions`).evaluate((e) => getComputedStyle(e).display),
 			'table-cell', 'Retry and Delete sit in their column');
+		/* a ready run downloads as a Perfetto trace; a failed one has nothing to export */
+		eq(await page.locator(`${row} a.export`).count(), 0, 'no export link on a failed run');
+		const ready = page.locator('#lib-table tr[data-status="ready"]').first();
+		const rid = await ready.getAttribute('data-id');
+		eq(await ready.locator('a.export').getAttribute('href'), `/api/traces/${rid}/export?format=pftrace`,
+			'a ready run links its .pftrace export');
+		const [dl] = await Promise.all([page.waitForEvent('download'), ready.locator('a.export').click()]);
+		assert(/\.pftrace$/.test(dl.suggestedFilename()), 'downloaded as .pftrace: ' + dl.suggestedFilename());
+		const bytes = fs.readFileSync(await dl.path());
+		const want = Buffer.from(await (await fetch(`${URL0}/api/traces/${rid}/export?format=pftrace`)).arrayBuffer());
+		assert(bytes.length > 0 && bytes.equals(want), `the download is the export (${bytes.length} bytes)`);
 		const [resp] = await Promise.all([
 			page.waitForResponse((r) => r.url().endsWith(`/api/traces/${t.id}/retry`) &&
 				r.request().method() === 'POST'),

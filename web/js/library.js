@@ -166,6 +166,11 @@ export class Library {
 		const retryBtn = t.status === 'failed'
 			? el('button', { class: 'retry small', title: 'Ingest it again from the kept upload', onclick: () => this.retry(t) }, 'Retry')
 			: null;
+		/* the stored run as a plain Perfetto trace, for ui.perfetto.dev (an .ntff run has no other form it reads) */
+		const exportLink = ready
+			? el('a', { class: 'button small export', href: tracePath(t.id) + '/export?format=pftrace', download: '',
+				title: 'Download as a Perfetto trace (.pftrace), to open in ui.perfetto.dev' }, '.pftrace')
+			: null;
 		return el('tr', { 'data-id': t.id, 'data-status': t.status },
 			el('td', { class: 'name' }, name, el('div', { class: 'muted small mono' }, t.format || '', ' ', t.id)),
 			el('td', { class: 'mono' }, fmtDate(t.created_ns)),
@@ -174,7 +179,7 @@ export class Library {
 			el('td', { class: 'devices' }, devText),
 			el('td', null, status),
 			el('td', null, tags),
-			el('td', { class: 'row-actions' }, retryBtn, delBtn));
+			el('td', { class: 'row-actions' }, retryBtn, exportLink, delBtn));
 	}
 
 	/** retry(t): ingest a failed run again from its kept upload (after freeing disk space, say). */
