@@ -36,3 +36,13 @@ need_shared() { [ -n "$SHARED" ] || skip_all "no ../shared/traces (fresh clone)"
 done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; exit $?; }
 # jget FILE EXPR: run a python3 expression on the JSON in FILE (bound to j).
 jget() { "${PYTHON3:-python3}" -c "import json,sys; j=json.load(open(sys.argv[1])); print($2)" "$1"; }
+# store_digest DATA ID: what trace ID of DATA holds, to compare two stores:
+# per unit (name, kind) and event kind the count, times, durations, depths
+# and values, then every edge's kind, label and both ends' times.
+store_digest() {
+	"$NX" sql --data "$1" "$2" "SELECT u.name, u.kind, v.kind, count(*), sum(v.ts % 1000000007),
+	  sum(v.dur % 1000000007), sum(v.depth), sum(coalesce(v.value, 0)) FROM events v
+	  JOIN units u ON u.id = v.unit GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
+	"$NX" sql --data "$1" "$2" "SELECT e.kind, e.label, a.ts % 1000000007, b.ts % 1000000007
+	  FROM edges e JOIN events a ON a.id = e.src JOIN events b ON b.id = e.dst ORDER BY 1, 2, 3, 4"
+}

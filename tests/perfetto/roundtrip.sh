@@ -16,15 +16,9 @@ events() {
 	  sum(dur % 1000000007), sum(depth) FROM events GROUP BY kind ORDER BY kind"
 }
 
-# digest DATA: the unit/event and the edge summary of the trace in DATA
+# digest DATA: store_digest (tests/lib.sh) of the one trace in DATA
 digest() {
-	id=$("$NX" info --data "$1" | awk 'NR == 1 { print $1 }')
-	"$NX" sql --data "$1" "$id" "SELECT u.name, u.kind, v.kind, count(*), sum(v.ts % 1000000007),
-	  sum(v.dur % 1000000007), sum(v.depth), sum(coalesce(v.value, 0)) FROM events v
-	  JOIN units u ON u.id = v.unit GROUP BY 1, 2, 3 ORDER BY 1, 2, 3" | md5sum
-	"$NX" sql --data "$1" "$id" "SELECT e.kind, e.label, a.ts % 1000000007, b.ts % 1000000007
-	  FROM edges e JOIN events a ON a.id = e.src JOIN events b ON b.id = e.dst
-	  ORDER BY 1, 2, 3, 4" | md5sum
+	store_digest "$1" "$("$NX" info --data "$1" | awk 'NR == 1 { print $1 }')" | md5sum
 }
 
 for f in "$NX_SRCDIR"/tests/data/deps/*.json "$NX_SRCDIR"/tests/data/json/small-*.json \

@@ -14,22 +14,14 @@ ok $? "server starts"
 ID=$(upload_wait "$TR" "")
 is "$(jget "$T/up.json" 'j["status"]')" ready "cuda-sync.json uploaded and ready"
 
-# digest DATA ID: units with kinds, events and edges of one stored trace
-digest() {
-	"$NX" sql --data "$1" "$2" "SELECT u.name, u.kind, v.kind, count(*), sum(v.ts), sum(v.dur),
-	  sum(v.depth) FROM events v JOIN units u ON u.id = v.unit GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"
-	"$NX" sql --data "$1" "$2" "SELECT e.kind, e.label, a.ts, b.ts FROM edges e
-	  JOIN events a ON a.id = e.src JOIN events b ON b.id = e.dst ORDER BY 1, 2, 3, 4"
-}
-
 curl -s -D "$T/hdr" -o "$T/x.pftrace" "$URL/api/traces/$ID/export"
 grep -q "^HTTP/1.1 200" "$T/hdr"; ok $? "export answers 200 (pftrace by default)"
 grep -qi '^Content-Disposition: attachment; filename="cuda-sync.pftrace"' "$T/hdr"
 ok $? "as a download named after the run"
 B=$("$NX" ingest --data "$T/d2" --json "$T/x.pftrace" | jget /dev/stdin "j['id']")
 ok $? "the download ingests"
-digest "$T/data" "$ID" >"$T/want"
-digest "$T/d2" "$B" >"$T/got"
+store_digest "$T/data" "$ID" >"$T/want"
+store_digest "$T/d2" "$B" >"$T/got"
 cmp -s "$T/want" "$T/got"; ok $? "to the same units, events and edges ($(wc -l <"$T/want") rows)"
 diff "$T/want" "$T/got" | head -5 | sed 's/^/#   /'
 
