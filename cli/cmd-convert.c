@@ -203,8 +203,8 @@ out:
 		if (!ret)
 			ret = rc;
 	}
-	if (ret < 0)
-		unlink(out);
+	if (ret < 0 && strcmp(out, "-"))
+		tc_remove_partial(out);
 	return ret;
 }
 
@@ -245,7 +245,7 @@ convert_via_store(const char *in, const char *out, int target, struct tc_err *er
 	if (f != stdout && fclose(f) && !ret)
 		ret = tc_err_set(err, -errno, "%s: %s", out, strerror(errno));
 	if (ret < 0 && f != stdout)
-		unlink(out);
+		tc_remove_partial(out);
 out:
 	if (db)
 		sqlite3_close(db);

@@ -251,3 +251,12 @@ tc_env_num(const char *name, long lo, long hi, long dflt)
 	v = strtol(s, &end, 10);
 	return !*end && !errno && v >= lo && v <= hi ? v : dflt;
 }
+
+void
+tc_remove_partial(const char *path)
+{
+	struct stat sb;
+
+	if (path && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode))
+		unlink(path);
+}

@@ -148,6 +148,13 @@ int64_t tc_mono_ns(void);
 /** tc_thread_cpu_ns - CPU time of the calling thread, nanoseconds. */
 int64_t tc_thread_cpu_ns(void);
 
+/**
+ * tc_remove_partial - unlink the half-written output @path after a failed
+ * write, but only a regular file: a device or FIFO named as the output
+ * (/dev/full, /dev/stdout) belongs to the system, not to us.
+ */
+void tc_remove_partial(const char *path);
+
 /** tc_random_hex - fill @out with @nbytes*2 random hex digits + NUL. */
 int tc_random_hex(char *out, size_t nbytes);
 

@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <jansson.h>
 #include "ingest/ingest.h"
 
@@ -185,7 +186,8 @@ sqlerr:
 	ret = tc_err_set(err, -EIO, "reading the trace store: %s", sqlite3_errmsg(db));
 	goto out;
 werr:
-	ret = tc_err_set(err, -EIO, "%s: write error", name);
+	ret = errno == ENOSPC || errno == EDQUOT ? errno : EIO;	/* the server answers 507 */
+	ret = tc_err_set(err, -ret, "%s: write error: %s", name, strerror(ret));
 out:
 	sqlite3_finalize(s);
 	sqlite3_finalize(es);

@@ -93,8 +93,10 @@ px_write(struct px_ctx *c, PfPacket *p)
 	hdr[0] = 0x0a;
 	n = 1 + tc_uvarint_put(hdr + 1, len);
 	if (fwrite(hdr, 1, n, c->out) != n || fwrite(c->buf, 1, len, c->out) != len) {
+		int e = errno == ENOSPC || errno == EDQUOT ? errno : EIO;	/* the server: 507 */
+
 		c->failed = true;
-		return tc_err_set(c->err, -EIO, "%s: write error", c->name);
+		return tc_err_set(c->err, -e, "%s: write error: %s", c->name, strerror(e));
 	}
 	c->packets++;
 	return 0;
@@ -613,8 +615,11 @@ pf_export_pftrace(sqlite3 *db, FILE *out, const char *out_name, struct tc_err *e
 		if ((ret = px_event(&c, s)) < 0)
 			goto out;
 	ret = px_flush_ends(&c, 0, true);
-	if (!ret && fflush(out))
-		ret = tc_err_set(err, -EIO, "%s: write error", out_name);
+	if (!ret && fflush(out)) {
+		int e = errno == ENOSPC || errno == EDQUOT ? errno : EIO;
+
+		ret = tc_err_set(err, -e, "%s: write error: %s", out_name, strerror(e));
+	}
 out:
 	sqlite3_finalize(s);
 	for (i = 0; i < c.nunits; i++) {

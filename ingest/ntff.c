@@ -170,7 +170,7 @@ ntff_writer_open(struct ntff_writer **wp, const char *path, struct tc_err *err)
 		int rc = ntff_werr(w, err, "write");
 
 		fclose(f);
-		unlink(path);
+		tc_remove_partial(path);
 		free(w->path);
 		free(w);
 		return rc;

@@ -111,6 +111,21 @@ per_unit() { "$NX" sql --data "$1" "$2" "SELECT u.name || ':' || count(*) || ':'
   JOIN units u ON u.id = v.unit GROUP BY u.id ORDER BY 1" | paste -sd ' ' -; }
 is "$(per_unit "$T/d2" "$b")" "$(per_unit "$T/d1" "$a")" "named lanes keep their own units through .json"
 
+# A failed write exits 1 with the reason and removes only a half-written
+# regular file: an OUT that is a device (here a link to /dev/full, so that
+# a regression removes the link, not the device) is left alone.
+if [ -c /dev/full ]; then
+	for to in json pftrace ntff; do
+		ln -sf /dev/full "$T/full.$to"
+		"$NX" convert --to $to "$NX_SRCDIR/tests/data/deps/nested.json" "$T/full.$to" 2>"$T/e.txt"
+		is $? 1 "--to $to onto a full device exits 1"
+		grep -q "No space left on device" "$T/e.txt"; ok $? "saying why"
+		test -L "$T/full.$to"; ok $? "and leaves the device's link alone"
+	done
+else
+	for n in 1 2 3 4 5 6 7 8 9; do skip "no /dev/full"; done
+fi
+
 # Async slices that overlap without nesting, four deep: a Perfetto track's
 # slices must nest, so the export spreads them over "(overlaps)" tracks, as
 # many as needed (a third level was dropped before), and our reader puts
