@@ -2,6 +2,7 @@
 /*
  * cli/main.c - the neuron-explorer binary: dispatch to one subcommand.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,25 @@ cmd_help(int argc, char **argv)
 	return c->fn(2, av);
 }
 
+/*
+ * A command whose standard output could not be written (a full disk,
+ * /dev/full) failed, whatever it did otherwise: what it printed is not
+ * there.  Exit status 1 unless the command already failed.
+ */
+static int
+finish_stdout(int rc)
+{
+	int e;
+
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return rc;
+	e = errno;
+	fprintf(stderr, "neuron-explorer: writing standard output: %s\n",
+		e ? strerror(e) : "write error");
+	return rc ? rc : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -115,14 +135,14 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
-		return cmd_help(1, argv);
+		return finish_stdout(cmd_help(1, argv));
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
-		return cmd_version(1, argv);
+		return finish_stdout(cmd_version(1, argv));
 	c = find_cmd(argv[1]);
 	if (!c) {
 		fprintf(stderr, "neuron-explorer: unknown command '%s' (see 'neuron-explorer help')\n",
 			argv[1]);
 		return 2;
 	}
-	return c->fn(argc - 1, argv + 1);
+	return finish_stdout(c->fn(argc - 1, argv + 1));
 }

@@ -33,4 +33,17 @@ check "it says so" grep -q 'neither a trace id' "$T/e4"
 "$NX" sql --data "$T/d" 2>/dev/null
 check "no query is a usage error" test $? -eq 2
 is "$("$NX" sql --data "$T/d" "$id" "SELECT count(*) FROM events")" "$n" "the trace is unchanged"
+
+# Standard output that cannot be written fails the command, with the reason
+# (the commands that print a report exited 0 with it lost).
+if [ -c /dev/full ]; then
+	for c in "info --data $T/d" "info --data $T/d $id" "critical-path --data $T/d $id" version; do
+		# shellcheck disable=SC2086 # the words of $c are the arguments
+		"$NX" $c >/dev/full 2>"$T/e5"
+		is $? 1 "${c%% *} onto a full device exits 1"
+		check "saying why" grep -q 'writing standard output: No space left on device' "$T/e5"
+	done
+else
+	for n in 1 2 3 4 5 6 7 8; do skip "no /dev/full"; done
+fi
 done_testing
