@@ -45,7 +45,7 @@ srv_api_export(struct srv_req *r, const char *id)
 	struct stat sb;
 	json_t *t;
 	FILE *f;
-	int format, code = 0, fd, rc;
+	int format, code = 0, fd, fd2, rc;
 
 	if (!fmt || !strcmp(fmt, "pftrace")) {
 		format = ING_EXPORT_PFTRACE;
@@ -82,7 +82,10 @@ srv_api_export(struct srv_req *r, const char *id)
 	free(path);
 	if (rc)
 		return srv_reply_errno(r, rc, "cannot make a temporary file for the export");
-	f = fdopen(dup(fd), "w");
+	fd2 = dup(fd);	/* fclose() closes this one; the response keeps fd */
+	f = fd2 >= 0 ? fdopen(fd2, "w") : NULL;
+	if (!f && fd2 >= 0)
+		close(fd2);
 	c = f ? srv_pool_get(s, id, &err) : NULL;
 	if (!f) {
 		rc = tc_err_set(&err, -errno, "cannot write the export: %s", strerror(errno));
