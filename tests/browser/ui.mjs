@@ -187,6 +187,8 @@ async function main() {
 		assert(st.stats.timelineAnswers >= 1, 'a /timeline answer arrived');
 		assert(/units=/.test(st.stats.lastUrl) && /px=\d+/.test(st.stats.lastUrl), 'request names units and px: ' + st.stats.lastUrl);
 		ctx.full = { start: st.start, end: st.end };
+		eq(await page.locator('#crumb a.export').getAttribute('href'),
+			`/api/traces/${ctx.main.id}/export?format=pftrace`, 'the header links the run\'s .pftrace export');
 		await shot('04-timeline');
 	});
 

@@ -124,7 +124,10 @@ export class Timeline {
 			this.showMessage(`Cannot open trace ${id}: ${e.message}`);
 			return;
 		}
-		document.getElementById('crumb').textContent = ' / ' + (this.trace.name || id);
+		const crumb = document.getElementById('crumb');
+		crumb.textContent = ' / ' + (this.trace.name || id) + ' ';
+		crumb.append(el('a', { class: 'button small export', href: tracePath(id) + '/export?format=pftrace', download: '',
+			title: 'Download this run as a Perfetto trace (.pftrace), to open in ui.perfetto.dev' }, '.pftrace'));
 		document.title = 'neuron-explorer: ' + (this.trace.name || id);
 		document.getElementById('status-line').textContent =
 			`${fmtCount(this.units.length)} units · ${fmtCount((this.trace.slices || 0) + (this.trace.instants || 0) + (this.trace.counters || 0))} events`;
