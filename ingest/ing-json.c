@@ -1140,10 +1140,15 @@ sync_kind(struct jreader *r, const struct jev *e, int ti)
 		[IJ_SYNC_STREAM_WAIT] = "Stream Wait Event", [IJ_SYNC_STREAM] = "Stream Sync",
 		[IJ_SYNC_EVENT] = "Event Sync", [IJ_SYNC_CONTEXT] = "Context Sync",
 	};
+	const char *tn = r->thr[ti].name;
 	struct ij_val v;
+	size_t tl;
 
 	if (e->cat.type != IJ_STR || !IJ_KEY_IS(&e->cat, "cuda_sync") || !r->thr[ti].tid_int)
 		return -1;
+	tl = tn ? strlen(tn) : 0;
+	if (tl >= 5 && !strcmp(tn + tl - 5, " sync"))
+		return -1;	/* a sync lane already (our own Chrome JSON export) */
 	if (obj_get(&e->args, "cuda_sync_kind", &v) && v.type == IJ_STR)
 		scalar_text(&v, &r->t3);
 	else

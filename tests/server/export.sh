@@ -27,10 +27,8 @@ diff "$T/want" "$T/got" | head -5 | sed 's/^/#   /'
 
 is "$(curl -s -o "$T/x.json" -w '%{http_code} %{content_type}' "$URL/api/traces/$ID/export?format=json")" \
    "200 application/json" "format=json answers Chrome JSON"
-# (Chrome JSON binds flows to slices on the flow's own thread only: those
-# into the sync markers, which sit on a lane of their own, do not come back)
-C=$("$NX" ingest --data "$T/d3" --json "$T/x.json" | jget /dev/stdin "j['slices']")
-is "$C" "$(jget "$T/up.json" "j['slices']")" "with the same slices"
+C=$("$NX" ingest --data "$T/d3" --json "$T/x.json" | jget /dev/stdin "j['slices'], j['flows']['flow']")
+is "$C" "$(jget "$T/up.json" "j['slices'], j['flows']['flow']")" "with the same slices and flows"
 
 is "$(req GET "/api/traces/$ID/export?format=xml")" 400 "an unknown format is 400"
 is "$(jget "$T/body" 'j["error"], "pftrace or json" in j["detail"]')" "bad_request True" \
