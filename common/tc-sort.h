@@ -90,4 +90,25 @@ NAME(TYPE *a, size_t n, size_t nb, size_t arg) \
 	return out; \
 }
 
+/*
+ * TC_LOWER_BOUND(n, I, BEFORE) - binary search: the first index in [0, @n)
+ * for which the expression @BEFORE, written in terms of the index variable
+ * named @I, is false (@n when none), @BEFORE being true for a prefix of the
+ * indices: "element I sorts before the key", e.g.
+ *	i = TC_LOWER_BOUND(n, m, arr[m].key < key);
+ */
+#define TC_LOWER_BOUND(n, I, BEFORE) __extension__ ({ \
+	size_t lo_ = 0, hi_ = (n); \
+ \
+	while (lo_ < hi_) { \
+		size_t I = lo_ + (hi_ - lo_) / 2; \
+ \
+		if (BEFORE) \
+			lo_ = I + 1; \
+		else \
+			hi_ = I; \
+	} \
+	lo_; \
+})
+
 #endif /* COMMON_TC_SORT_H */

@@ -110,7 +110,7 @@ corr_cmp(const void *a, const void *b)
 int64_t
 ij_syncs_by_corr(struct ij_syncs *s, int64_t corr)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!s || corr < 0)
 		return 0;
@@ -120,15 +120,7 @@ ij_syncs_by_corr(struct ij_syncs *s, int64_t corr)
 			s->by_corr[i] = &s->ev[i];
 		qsort(s->by_corr, s->n, sizeof(*s->by_corr), corr_cmp);
 	}
-	hi = s->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->by_corr[mid]->corr < corr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = TC_LOWER_BOUND(s->n, m, s->by_corr[m]->corr < corr);
 	return lo < s->n && s->by_corr[lo]->corr == corr ? s->by_corr[lo]->seq : 0;
 }
 
@@ -145,16 +137,8 @@ TC_MSORT_DEFINE(launch_sort, struct sync_launch, launch_less)
 static const struct sync_launch *
 launch_of(const struct ij_syncs *s, uint32_t seq)
 {
-	size_t lo = 0, hi = s->nln;
+	size_t lo = TC_LOWER_BOUND(s->nln, m, s->ln[m].dst < seq);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->ln[mid].dst < seq)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < s->nln && s->ln[lo].dst == seq ? &s->ln[lo] : NULL;
 }
 

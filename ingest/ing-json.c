@@ -1483,20 +1483,8 @@ TC_MSORT_DEFINE(flow_sort, struct jflow, flow_less)
 size_t
 ij_slice_bound(const struct ij_slice *sl, size_t nsl, int unit, int64_t t, bool upper)
 {
-	size_t lo = 0, hi = nsl;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		const struct ij_slice *x = &sl[mid];
-		bool before = x->unit < unit || (x->unit == unit &&
-						  (upper ? x->ts <= t : x->ts < t));
-
-		if (before)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return TC_LOWER_BOUND(nsl, m, sl[m].unit < unit ||
+			      (sl[m].unit == unit && (upper ? sl[m].ts <= t : sl[m].ts < t)));
 }
 
 static int64_t

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include "common/tc-sort.h"
 #include "common/tc-varint.h"
 #include "store/store.h"
 #include "ingest/perfetto-int.h"
@@ -335,16 +336,8 @@ px_load_edges(struct px_ctx *c, sqlite3 *db)
 static size_t
 px_edges_of(const struct px_edge *arr, size_t n, int64_t ev, size_t *first)
 {
-	size_t lo = 0, hi = n, k;
+	size_t lo = TC_LOWER_BOUND(n, m, arr[m].ev < ev), k;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (arr[mid].ev < ev)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	*first = lo;
 	for (k = lo; k < n && arr[k].ev == ev; k++)
 		;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include "common/tc-sort.h"
 #include "store/store.h"
 #include "ingest/perfetto-int.h"
 
@@ -65,16 +66,8 @@ id_cmp(const void *a, const void *b)
 static uint64_t
 handle_of(const struct pf_nx *n, int64_t id)
 {
-	size_t lo = 0, hi = n->nids;
+	size_t lo = TC_LOWER_BOUND(n->nids, m, n->ids[m].id < id);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (n->ids[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < n->nids && n->ids[lo].id == id ? n->ids[lo].handle : 0;
 }
 
