@@ -252,6 +252,12 @@ tc_env_num(const char *name, long lo, long hi, long dflt)
 	return !*end && !errno && v >= lo && v <= hi ? v : dflt;
 }
 
+int
+tc_write_errno(void)
+{
+	return errno == ENOSPC || errno == EDQUOT ? errno : EIO;
+}
+
 void
 tc_remove_partial(const char *path)
 {

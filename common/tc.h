@@ -149,6 +149,14 @@ int64_t tc_mono_ns(void);
 int64_t tc_thread_cpu_ns(void);
 
 /**
+ * tc_write_errno - the errno to report for a failed stdio write, read from
+ * errno right after it: ENOSPC and EDQUOT (the disk is full: the server
+ * answers 507) as they are, EIO for everything else (stdio leaves errno
+ * unreliable after some failures).
+ */
+int tc_write_errno(void);
+
+/**
  * tc_remove_partial - unlink the half-written output @path after a failed
  * write, but only a regular file: a device or FIFO named as the output
  * (/dev/full, /dev/stdout) belongs to the system, not to us.

@@ -186,7 +186,7 @@ sqlerr:
 	ret = tc_err_set(err, -EIO, "reading the trace store: %s", sqlite3_errmsg(db));
 	goto out;
 werr:
-	ret = errno == ENOSPC || errno == EDQUOT ? errno : EIO;	/* the server answers 507 */
+	ret = tc_write_errno();
 	ret = tc_err_set(err, -ret, "%s: write error: %s", name, strerror(ret));
 out:
 	sqlite3_finalize(s);

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "common/tc-sort.h"
 #include "store/library.h"
 #include "ingest/json-int.h"
@@ -205,6 +206,15 @@ static const char *const kind_name[] = {
 	[IJ_SYNC_STREAM_WAIT] = "Stream Wait Event", [IJ_SYNC_STREAM] = "Stream Sync",
 	[IJ_SYNC_EVENT] = "Event Sync", [IJ_SYNC_CONTEXT] = "Context Sync",
 };
+
+int
+ij_sync_kind_parse(const char *s)
+{
+	for (int k = 0; k < (int)TC_ARRAY_SIZE(kind_name); k++)
+		if (!strcasecmp(s, kind_name[k]))
+			return k;
+	return -1;
+}
 
 /* An edge found, before duplicates go (two waits before one operation). */
 struct sync_edge {

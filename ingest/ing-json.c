@@ -11,7 +11,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include "common/tc-sort.h"
 #include "store/library.h"
 #include "ingest/ingest.h"
@@ -1115,7 +1114,6 @@ pidtid_ok(const struct ij_val *v)
 	return v->type == IJ_NONE || v->type == IJ_NUM || v->type == IJ_STR;
 }
 
-/* Turn one parsed event into store calls.  0 or -errno with r->err set. */
 /* Integer member @key of @args (a number or a numeric string), or -1. */
 static int64_t
 args_int(struct jreader *r, const struct ij_val *args, const char *key)
@@ -1136,10 +1134,6 @@ args_int(struct jreader *r, const struct ij_val *args, const char *key)
 static int
 sync_kind(struct jreader *r, const struct jev *e, int ti)
 {
-	static const char *const kinds[] = {
-		[IJ_SYNC_STREAM_WAIT] = "Stream Wait Event", [IJ_SYNC_STREAM] = "Stream Sync",
-		[IJ_SYNC_EVENT] = "Event Sync", [IJ_SYNC_CONTEXT] = "Context Sync",
-	};
 	const char *tn = r->thr[ti].name;
 	struct ij_val v;
 	size_t tl;
@@ -1153,10 +1147,7 @@ sync_kind(struct jreader *r, const struct jev *e, int ti)
 		scalar_text(&v, &r->t3);
 	else
 		scalar_text(&e->name, &r->t3);
-	for (int k = 0; k < (int)TC_ARRAY_SIZE(kinds); k++)
-		if (!strcasecmp(r->t3.data, kinds[k]))
-			return k;
-	return -1;
+	return ij_sync_kind_parse(r->t3.data);
 }
 
 /*
@@ -1201,6 +1192,7 @@ sync_stream_units(void *ctx, int dev, int64_t stream, int *out, int max)
 	return n;
 }
 
+/* Turn one parsed event into store calls.  0 or -errno with r->err set. */
 static int
 handle_event(struct jreader *r, const struct jev *e, uint64_t index, uint64_t off)
 {

@@ -36,9 +36,10 @@ struct px_end {
 };
 
 /*
- * One unit's open slices.  A Perfetto track's slices must nest, a unit's need not (async tracks):
- * a slice that does not nest in the open one of the unit's track goes to
- * the first "(overlaps)" track where it does, declared when first needed.
+ * One unit's open slices.  A Perfetto track's slices must nest, a unit's
+ * need not (async tracks): a slice that does not nest in the open one of
+ * the unit's track goes to the first "(overlaps)" track where it does,
+ * declared when first needed.
  */
 struct px_row {
 	int64_t *stack;		/* ends of the open slices, innermost last */
@@ -94,7 +95,7 @@ px_write(struct px_ctx *c, PfPacket *p)
 	hdr[0] = 0x0a;
 	n = 1 + tc_uvarint_put(hdr + 1, len);
 	if (fwrite(hdr, 1, n, c->out) != n || fwrite(c->buf, 1, len, c->out) != len) {
-		int e = errno == ENOSPC || errno == EDQUOT ? errno : EIO;	/* the server: 507 */
+		int e = tc_write_errno();
 
 		c->failed = true;
 		return tc_err_set(c->err, -e, "%s: write error: %s", c->name, strerror(e));
@@ -609,7 +610,7 @@ pf_export_pftrace(sqlite3 *db, FILE *out, const char *out_name, struct tc_err *e
 			goto out;
 	ret = px_flush_ends(&c, 0, true);
 	if (!ret && fflush(out)) {
-		int e = errno == ENOSPC || errno == EDQUOT ? errno : EIO;
+		int e = tc_write_errno();
 
 		ret = tc_err_set(err, -e, "%s: write error: %s", out_name, strerror(e));
 	}

@@ -211,6 +211,9 @@ size_t ij_slice_bound(const struct ij_slice *sl, size_t nsl, int unit, int64_t t
 /* Kineto's cuda_sync events, by "cuda_sync_kind" (or name). */
 enum ij_sync_kind { IJ_SYNC_STREAM_WAIT, IJ_SYNC_STREAM, IJ_SYNC_EVENT, IJ_SYNC_CONTEXT };
 
+/** ij_sync_kind_parse - the enum ij_sync_kind of Kineto's name @s ("Stream Sync"; any case), or -1. */
+int ij_sync_kind_parse(const char *s);
+
 struct ij_syncs;
 
 /**

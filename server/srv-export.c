@@ -100,8 +100,11 @@ srv_api_export(struct srv_req *r, const char *id)
 	}
 	if (c)
 		srv_pool_put(s, c);
-	if (f && fclose(f) != 0 && !rc)
-		rc = tc_err_set(&err, -errno, "writing the export: %s", strerror(errno));
+	if (f && fclose(f) != 0 && !rc) {
+		int e = tc_write_errno();
+
+		rc = tc_err_set(&err, -e, "writing the export: %s", strerror(e));
+	}
 	if (!rc && fstat(fd, &sb) < 0)
 		rc = tc_err_set(&err, -errno, "the export: %s", strerror(errno));
 	if (rc) {
