@@ -72,6 +72,8 @@ open_trace(const char *data, const char *id, sqlite3 **db, const char *cmd)
 	rc = st_trace_open(db, path, &err);
 	if (rc)
 		fprintf(stderr, "neuron-explorer %s: trace %s: %s\n", cmd, id, err.msg);
+	else
+		st_read_begin(*db);	/* a query runs many statements */
 	free(path);
 	return rc;
 }

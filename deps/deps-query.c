@@ -24,7 +24,7 @@
 struct q {
 	sqlite3 *db;
 	struct tc_err *err;
-	sqlite3_stmt *ev, *parent, *prev, *next, *in, *out, *best;
+	sqlite3_stmt *ev, *parent, *prev, *next, *in, *out, *pred, *fin, *label;
 };
 
 struct evinfo {
@@ -53,10 +53,20 @@ static const char in_sql[] =
 static const char out_sql[] =
 	"SELECT e.dst, e.kind, e.label FROM edges e WHERE e.src = ?1 "
 	"AND ((1 << e.kind) & ?2) != 0 ORDER BY e.kind, e.dst LIMIT ?3";
-static const char best_sql[] =
-	"SELECT e.src, e.kind, e.label, v.ts + v.dur AS fin FROM edges e "
-	"JOIN events v ON v.id = e.src WHERE e.dst = ?1 AND ((1 << e.kind) & ?2) != 0 "
-	"ORDER BY fin DESC, e.src DESC LIMIT 8";
+/* The stored edges into ?1 of the kinds in mask ?2, in no particular order. */
+static const char pred_sql[] =
+	"SELECT src, kind FROM edges WHERE dst = ?1 AND ((1 << kind) & ?2) != 0";
+/* The label of the first edge ?2 -> ?1 of kind ?3. */
+static const char label_sql[] =
+	"SELECT label FROM edges WHERE dst = ?1 AND src = ?2 AND kind = ?3 LIMIT 1";
+/*
+ * The end of event ?1 if it is at least ?2: the events table skips a chunk
+ * whose latest end is earlier without decoding it, so predecessors that
+ * cannot finish last (most of those a buffer's old writes give) cost no
+ * decoding.
+ */
+static const char fin_sql[] =
+	"SELECT ts_end FROM events WHERE id = ?1 AND ts_end >= ?2";
 
 static int
 q_prep(struct q *q, sqlite3_stmt **st, const char *sql)
@@ -80,7 +90,9 @@ q_done(struct q *q)
 	sqlite3_finalize(q->next);
 	sqlite3_finalize(q->in);
 	sqlite3_finalize(q->out);
-	sqlite3_finalize(q->best);
+	sqlite3_finalize(q->pred);
+	sqlite3_finalize(q->fin);
+	sqlite3_finalize(q->label);
 }
 
 /* Look up event @id; -ENOENT when absent. */
@@ -592,6 +604,76 @@ out:
 	return rc;
 }
 
+/*
+ * Among the stored edges into @dst of @kinds whose source is not in @seen,
+ * the one whose source ends last (the larger source on equal ends), if it
+ * ends at or after @bound: then *@next, *@kind, *@fin and *@label (malloc'd;
+ * the previous one is freed) are its.  Return: 0 or -errno with the error
+ * set.
+ */
+static int
+q_pred(struct q *q, int64_t dst, unsigned kinds, const struct tset *seen, int64_t bound,
+       int64_t *next, int *kind, int64_t *fin, char **label)
+{
+	int64_t best = 0, best_fin = bound;
+	int best_kind = -1, rc, s;
+	char *best_label = NULL;
+
+	if ((rc = q_prep(q, &q->pred, pred_sql)) || (rc = q_prep(q, &q->fin, fin_sql)))
+		return rc;
+	sqlite3_bind_int64(q->pred, 1, dst);
+	sqlite3_bind_int(q->pred, 2, (int)kinds);
+	while ((s = sqlite3_step(q->pred)) == SQLITE_ROW) {
+		int64_t src = sqlite3_column_int64(q->pred, 0), f;
+
+		if (tset_has(seen, src, 0, 0))
+			continue;
+		sqlite3_bind_int64(q->fin, 1, src);
+		sqlite3_bind_int64(q->fin, 2, best_fin);
+		s = sqlite3_step(q->fin);
+		f = s == SQLITE_ROW ? sqlite3_column_int64(q->fin, 0) : 0;
+		sqlite3_reset(q->fin);
+		if (s == SQLITE_DONE)
+			continue;	/* ends before the best so far, or no such event */
+		if (s != SQLITE_ROW)
+			break;
+		if (best && (f < best_fin || (f == best_fin && src <= best)))
+			continue;	/* the first of equals: the order the edges came in */
+		best = src;
+		best_fin = f;
+		best_kind = sqlite3_column_int(q->pred, 1);
+	}
+	sqlite3_reset(q->pred);
+	if (s == SQLITE_DONE && best) {
+		/* its label: building every edge's label text would cost more */
+		if ((rc = q_prep(q, &q->label, label_sql)))
+			return rc;
+		sqlite3_bind_int64(q->label, 1, dst);
+		sqlite3_bind_int64(q->label, 2, best);
+		sqlite3_bind_int(q->label, 3, best_kind);
+		s = sqlite3_step(q->label);
+		if (s == SQLITE_ROW) {
+			const unsigned char *l = sqlite3_column_text(q->label, 0);
+
+			best_label = l ? tc_xstrdup((const char *)l) : NULL;
+			s = SQLITE_DONE;
+		}
+		sqlite3_reset(q->label);
+	}
+	if (s != SQLITE_DONE) {
+		free(best_label);
+		return tc_err_set(q->err, -EIO, "critical path: %s", sqlite3_errmsg(q->db));
+	}
+	if (best) {
+		free(*label);
+		*label = best_label;
+		*next = best;
+		*kind = best_kind;
+		*fin = best_fin;
+	}
+	return 0;
+}
+
 struct hop {
 	struct evinfo ev;
 	int kind;	/* edge from the previous hop, -1 for the first */
@@ -643,39 +725,29 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 			truncated = true;
 			break;
 		}
-		/* The stored predecessor that finished last (skipping visited ones). */
-		if (!q_prep(&q, &q.best, best_sql)) {
-			sqlite3_bind_int64(q.best, 1, cur);
-			sqlite3_bind_int(q.best, 2, kinds);
-			while (sqlite3_step(q.best) == SQLITE_ROW) {
-				int64_t src = sqlite3_column_int64(q.best, 0);
-				const unsigned char *l = sqlite3_column_text(q.best, 2);
-
-				if (tset_has(&seen, src, 0, 0))
-					continue;
-				next = src;
-				best_kind = sqlite3_column_int(q.best, 1);
-				best_fin = sqlite3_column_int64(q.best, 3);
-				best_label = l ? tc_xstrdup((const char *)l) : NULL;
-				break;
-			}
-			sqlite3_reset(q.best);
-		}
+		/*
+		 * The predecessor that finished last, skipping visited ones: the
+		 * program-order one first, whose end bounds the stored ones'
+		 * lookups; among stored ones the larger id on equal ends, and a
+		 * stored one over program order on equal ends.
+		 */
 		if (kinds & (1u << ST_EDGE_ORDER)) {
 			struct evinfo pe;
 			char via[sizeof(pe.name)];
 			int64_t p = q_po_climb(&q, &hops[n - 1].ev, via, sizeof(via));
 
-			if (p && !tset_has(&seen, p, 0, 0) && !q_event(&q, p, &pe) &&
-			    pe.ts + pe.dur > best_fin) {
+			if (p && !tset_has(&seen, p, 0, 0) && !q_event(&q, p, &pe)) {
 				next = p;
 				best_kind = ST_EDGE_ORDER;
 				best_fin = pe.ts + pe.dur;
-				free(best_label);
 				best_label = via[0] ? tc_xasprintf(PO_LABEL " via %s", via) :
 						      tc_xstrdup(PO_LABEL);
 			}
+			tc_err_clear(err);
 		}
+		if (q_pred(&q, cur, kinds, &seen, next ? best_fin : INT64_MIN, &next, &best_kind,
+			   &best_fin, &best_label))
+			goto out;
 		if (next && best_fin < start_ns)
 			next = 0;	/* the predecessor lies before the window */
 		if (next) {

@@ -93,24 +93,17 @@ db_error(struct srv_req *r, struct srv_pool_conn *c)
 	return ret;
 }
 
-/*
- * Run the statements of one request in one read transaction: in autocommit
- * each statement takes the shared lock, checks for a hot journal and reads
- * the header again.  The store of a ready trace never changes, so a failed
- * BEGIN only costs that speed.
- */
+/* The statements of one request run in one read transaction (st_read_begin). */
 static void
 read_begin(struct srv_pool_conn *c)
 {
-	/* pages of a read-only store straight from the page cache, no copies */
-	sqlite3_exec(c->db, "PRAGMA mmap_size = 1099511627776; BEGIN", NULL, NULL, NULL);
+	st_read_begin(c->db);
 }
 
 static void
 read_end(struct srv_pool_conn *c)
 {
-	if (!sqlite3_get_autocommit(c->db))
-		sqlite3_exec(c->db, "COMMIT", NULL, NULL, NULL);
+	st_read_end(c->db);
 }
 
 /* ---- units ---- */

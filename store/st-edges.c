@@ -1099,15 +1099,29 @@ enum { EV_SRC, EV_DST, EV_KIND, EV_LABEL };
 #define EV_BY_SRC 2
 #define EV_BY_KIND 4
 
+#define EV_SLOT_NONE UINT32_MAX
+
+/*
+ * The last ins or outs blob read, with where each event's entries start:
+ * a lookup by dst or src decodes that event's entries only, not the block
+ * up to them (a critical path or a chain looks up neighbouring events of
+ * one block in turn).
+ */
+struct ev_view {
+	int64_t block;		/* -1: none */
+	uint8_t *blob;		/* sqlite3_malloc'd copy */
+	int len;
+	uint32_t off[ST_EDGE_BLOCK];	/* event i's first entry, EV_SLOT_NONE: none */
+	uint32_t idx[ST_EDGE_BLOCK];	/* and its entry number (row ids count entries) */
+	uint16_t prev[ST_EDGE_BLOCK];	/* the id before it, less the block's first */
+};
+
 struct ev_vtab {
 	sqlite3_vtab base;
 	sqlite3 *db;
 	struct tc_buf text;	/* a label being rebuilt */
 	sqlite3_stmt *get_ins, *get_outs, *get_label;
-	/* the last ins blob read for an outs row's label */
-	int64_t iblock;
-	uint8_t *iblob;
-	int iblen;
+	struct ev_view view[2];	/* [0] ins, [1] outs */
 	/* the last label row read: its texts, where each starts and its length */
 	int64_t lgroup;
 	uint8_t *lblob;
@@ -1148,7 +1162,7 @@ ev_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vt
 	memset(vt, 0, sizeof(*vt));
 	vt->db = db;
 	vt->lgroup = -1;
-	vt->iblock = -1;
+	vt->view[0].block = vt->view[1].block = -1;
 	tc_buf_init(&vt->text);
 	*out = &vt->base;
 	return SQLITE_OK;
@@ -1163,7 +1177,8 @@ ev_disconnect(sqlite3_vtab *base)
 	sqlite3_finalize(vt->get_outs);
 	sqlite3_finalize(vt->get_label);
 	sqlite3_free(vt->lblob);
-	sqlite3_free(vt->iblob);
+	sqlite3_free(vt->view[0].blob);
+	sqlite3_free(vt->view[1].blob);
 	tc_buf_free(&vt->text);
 	sqlite3_free(vt);
 	return SQLITE_OK;
@@ -1312,18 +1327,66 @@ ev_entry_get(const uint8_t **q, const uint8_t *end, struct ev_entry *e)
 }
 
 /*
- * Decode blob @p (@size bytes, of block @block, @by_src: an outs blob) and
- * keep the rows whose own end is @self (< 0: all), whose other end is
+ * Load block @block's ins (@by_src false) or outs blob into vt->view and
+ * index where each event's entries start.  Return: SQLITE_OK, SQLITE_DONE
+ * when the block has none that way, or an error.
+ */
+static int
+ev_view_get(struct ev_vtab *vt, int64_t block, bool by_src, struct ev_view **out)
+{
+	struct ev_view *v = &vt->view[by_src];
+	const uint8_t *q, *end;
+	int64_t cur = 0, prev = 0;
+	uint32_t n = 0;
+	int rc;
+
+	*out = v;
+	if (v->block == block)
+		return v->len ? SQLITE_OK : SQLITE_DONE;
+	v->block = -1;
+	rc = by_src ? ev_fetch(vt, &vt->get_outs, "SELECT outs FROM edge_blocks WHERE id = ?",
+			       block, &v->blob, &v->len, "lookup") :
+		      ev_fetch(vt, &vt->get_ins, "SELECT ins FROM edge_blocks WHERE id = ?",
+			       block, &v->blob, &v->len, "lookup");
+	if (rc == SQLITE_DONE)
+		v->len = 0;	/* no such row: remembered as empty */
+	else if (rc != SQLITE_OK)
+		return rc;
+	for (int i = 0; i < ST_EDGE_BLOCK; i++)
+		v->off[i] = EV_SLOT_NONE;
+	q = v->blob;
+	end = q + v->len;
+	while (q < end) {
+		uint32_t at = (uint32_t)(q - v->blob);
+		struct ev_entry e;
+
+		if (ev_entry_get(&q, end, &e) != SQLITE_OK || e.d >= ST_EDGE_BLOCK ||
+		    cur + (int64_t)e.d >= ST_EDGE_BLOCK)
+			return SQLITE_CORRUPT;
+		cur += (int64_t)e.d;
+		if (v->off[cur] == EV_SLOT_NONE) {
+			v->off[cur] = at;
+			v->idx[cur] = n;
+			v->prev[cur] = (uint16_t)prev;
+		}
+		prev = cur;
+		n++;
+	}
+	v->block = block;
+	return v->len ? SQLITE_OK : SQLITE_DONE;
+}
+
+/*
+ * Decode the entries [@q, @end) of block @block's ins or (@by_src) outs blob,
+ * the first of them entry number @i0 of the blob, the id before it @cur,
+ * and keep the rows whose own end is @self (< 0: all), whose other end is
  * @peer (< 0: any) and whose kind is @kind (< 0: any).
  */
 static int
-ev_decode(struct ev_cursor *c, const uint8_t *p, int size, int64_t block, bool by_src,
-	  int64_t self, int64_t peer, int kind)
+ev_decode(struct ev_cursor *c, const uint8_t *q, const uint8_t *end, int64_t block, bool by_src,
+	  int64_t i0, int64_t cur, int64_t self, int64_t peer, int kind)
 {
-	const uint8_t *q = p, *end = p + size;
-	int64_t cur = block * ST_EDGE_BLOCK;
-
-	for (int64_t i = 0; q < end; i++) {
+	for (int64_t i = i0; q < end; i++) {
 		struct ev_entry e;
 		struct ev_row *r;
 		int64_t other;
@@ -1371,24 +1434,22 @@ ev_decode(struct ev_cursor *c, const uint8_t *p, int size, int64_t block, bool b
 static int
 ev_from_ins(struct ev_vtab *vt, const struct ev_cursor *c, size_t i, struct ev_row *r)
 {
-	int64_t block = r->dst / ST_EDGE_BLOCK, cur = block * ST_EDGE_BLOCK;
+	int64_t block = r->dst / ST_EDGE_BLOCK, cur;
+	int slot = (int)(r->dst % ST_EDGE_BLOCK), rc;
 	const uint8_t *q, *end;
+	struct ev_view *v;
 	size_t occ = 0;
 
 	for (size_t j = 0; j < i; j++)
 		occ += c->rows[j].dst == r->dst && c->rows[j].kind == r->kind;
-	if (block != vt->iblock) {
-		int rc;
-
-		vt->iblock = -1;
-		rc = ev_fetch(vt, &vt->get_ins, "SELECT ins FROM edge_blocks WHERE id = ?", block,
-			      &vt->iblob, &vt->iblen, "lookup");
-		if (rc != SQLITE_OK)
-			return rc;
-		vt->iblock = block;
-	}
-	q = vt->iblob;
-	end = q + vt->iblen;
+	rc = ev_view_get(vt, block, false, &v);
+	if (rc != SQLITE_OK)
+		return rc;
+	if (v->off[slot] == EV_SLOT_NONE)
+		return SQLITE_DONE;
+	q = v->blob + v->off[slot];
+	end = v->blob + v->len;
+	cur = block * ST_EDGE_BLOCK + v->prev[slot];
 	while (q < end) {
 		struct ev_entry e;
 
@@ -1447,8 +1508,11 @@ ev_scan_next(struct ev_cursor *c)
 		}
 		if (s != SQLITE_ROW)
 			return ev_err(vt, SQLITE_ERROR, "scan");
-		rc = ev_decode(c, sqlite3_column_blob(c->scan, 1), sqlite3_column_bytes(c->scan, 1),
-			       sqlite3_column_int64(c->scan, 0), false, -1, -1, c->kind);
+		const uint8_t *p = sqlite3_column_blob(c->scan, 1);
+		int64_t block = sqlite3_column_int64(c->scan, 0);
+
+		rc = ev_decode(c, p, p + sqlite3_column_bytes(c->scan, 1), block, false, 0,
+			       block * ST_EDGE_BLOCK, -1, -1, c->kind);
 		if (rc != SQLITE_OK)
 			return rc;
 	}
@@ -1482,22 +1546,16 @@ ev_filter(sqlite3_vtab_cursor *base, int plan, const char *idx, int argc, sqlite
 	if (plan & (EV_BY_DST | EV_BY_SRC)) {
 		bool by_src = !(plan & EV_BY_DST);
 		int64_t self = by_src ? src : dst, block = self / ST_EDGE_BLOCK;
-		sqlite3_stmt **st = by_src ? &vt->get_outs : &vt->get_ins;
-		int s;
+		int slot = (int)(self % ST_EDGE_BLOCK);
+		struct ev_view *v;
 
-		rc = ev_prep(vt, st, by_src ? "SELECT outs FROM edge_blocks WHERE id = ?"
-					    : "SELECT ins FROM edge_blocks WHERE id = ?");
-		if (rc != SQLITE_OK)
-			return rc;
-		sqlite3_bind_int64(*st, 1, block);
-		s = sqlite3_step(*st);
-		rc = SQLITE_OK;
-		if (s == SQLITE_ROW)
-			rc = ev_decode(c, sqlite3_column_blob(*st, 0), sqlite3_column_bytes(*st, 0),
-				       block, by_src, self, by_src ? -1 : src, (int)kind);
-		else if (s != SQLITE_DONE)
-			rc = ev_err(vt, SQLITE_ERROR, "lookup");
-		sqlite3_reset(*st);
+		rc = ev_view_get(vt, block, by_src, &v);
+		if (rc == SQLITE_OK && v->off[slot] != EV_SLOT_NONE)
+			rc = ev_decode(c, v->blob + v->off[slot], v->blob + v->len, block, by_src,
+				       v->idx[slot], block * ST_EDGE_BLOCK + v->prev[slot], self,
+				       by_src ? -1 : src, (int)kind);
+		else if (rc == SQLITE_DONE)
+			rc = SQLITE_OK;
 		c->eof = c->n == 0;
 		return rc;
 	}

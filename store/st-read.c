@@ -43,6 +43,19 @@ out:
 	return rc;
 }
 
+void
+st_read_begin(sqlite3 *db)
+{
+	sqlite3_exec(db, "PRAGMA mmap_size = 1099511627776; BEGIN", NULL, NULL, NULL);
+}
+
+void
+st_read_end(sqlite3 *db)
+{
+	if (!sqlite3_get_autocommit(db))
+		sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+}
+
 char *
 st_stats_to_json_text(const struct st_stats *s)
 {

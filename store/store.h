@@ -294,6 +294,22 @@ sqlite3 *st_writer_db(struct st_writer *w);
 int st_trace_open(sqlite3 **db, const char *path, struct tc_err *err);
 
 /**
+ * st_read_begin - start a read transaction on @db, a connection that
+ * st_trace_open() opened, with its pages mapped rather than copied.  In
+ * autocommit every statement takes the shared lock, looks for a hot journal
+ * and reads the header again: tens of microseconds, paid per statement by
+ * queries that run thousands (the critical path).  A finished store never
+ * changes, so a failed BEGIN costs only that speed and is not reported.
+ * End with st_read_end().
+ */
+void st_read_begin(sqlite3 *db);
+
+/**
+ * st_read_end - end the read transaction st_read_begin() started, if any.
+ */
+void st_read_end(sqlite3 *db);
+
+/**
  * st_sql_register - make the virtual table `events` (schemas/trace.sql:
  * the packed event chunks seen as one row per event) available on @db, a
  * connection to a per-trace database.  st_trace_open() calls it; call it on
