@@ -405,7 +405,7 @@ tset_has(const struct tset *s, int64_t a, int64_t b, int c)
 }
 
 struct qitem {
-	int64_t id;
+	struct evinfo ev;	/* looked up when found: not again when expanded */
 	int hop;	/* < 0: predecessors, > 0: successors */
 };
 
@@ -482,17 +482,15 @@ deps_chain(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int bud
 	}
 	qc = 64;
 	queue = tc_xmalloc(qc * sizeof(*queue));
-	queue[qn++] = (struct qitem){ eid, 0 };
+	queue[qn++] = (struct qitem){ ev, 0 };
 	while (qh < qn && !truncated) {
-		struct qitem it = queue[qh++];
-		int ahop = it.hop < 0 ? -it.hop : it.hop;
+		const struct qitem *it = &queue[qh++];
+		int ahop = it->hop < 0 ? -it->hop : it->hop, ihop = it->hop;
+		int64_t iid = it->ev.id;
 
 		if (ahop >= depth)
 			continue;
-		if (q_event(&q, it.id, &ev)) {
-			tc_err_clear(err);
-			continue;
-		}
+		ev = it->ev;	/* the queue may move as it grows */
 		for (int d = 0; d < 2 && !truncated; d++) {
 			bool out = d == 1;
 			struct nb *nb;
@@ -500,11 +498,11 @@ deps_chain(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int bud
 
 			if (!(dir & (out ? DEPS_DIR_OUT : DEPS_DIR_IN)))
 				continue;
-			if ((it.hop < 0 && out) || (it.hop > 0 && !out))
+			if ((ihop < 0 && out) || (ihop > 0 && !out))
 				continue;	/* predecessors expand backwards only */
 			n = q_neighbours(&q, &ev, out, kinds, budget - nedges, &nb);
 			for (size_t i = 0; i < n; i++) {
-				int64_t src = out ? it.id : nb[i].id, dst = out ? nb[i].id : it.id;
+				int64_t src = out ? iid : nb[i].id, dst = out ? nb[i].id : iid;
 				int hop = out ? ahop + 1 : -(ahop + 1);
 
 				if (!truncated && tset_add(&eseen, src, dst, nb[i].kind)) {
@@ -531,8 +529,7 @@ deps_chain(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int bud
 									queue = tc_xrealloc(queue,
 										qc * sizeof(*queue));
 								}
-								queue[qn++] = (struct qitem){ nb[i].id,
-											      hop };
+								queue[qn++] = (struct qitem){ o, hop };
 							} else {
 								tc_err_clear(err);
 							}

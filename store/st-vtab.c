@@ -49,6 +49,7 @@ static const char *const vt_col_name[VT_NCOLS] = {
 #define VT_MAX_ARGV 16		/* constraints used per plan, at most */
 #define VT_BLOOM_MAX 32		/* larger name lists skip the Bloom test */
 #define VT_ROWS_GUESS 1048576.0	/* rows assumed by the cost model */
+#define VT_PLANS 8		/* parsed plans kept per connection */
 
 /* One decoded chunk; refs: the cache slot plus each cursor on it. */
 struct vt_ent {
@@ -68,6 +69,14 @@ struct vt_tab {
 	sqlite3_stmt *get_cols;
 	struct vt_ent *cache[VT_CACHE];
 	uint64_t tick;
+	/* idxStr texts parsed (a query may run thousands of point lookups) */
+	struct vt_plan {
+		char *text;	/* malloc'd copy of the idxStr; NULL: unused */
+		int n;		/* constraints, one per argv value */
+		uint8_t col[VT_MAX_ARGV], op[VT_MAX_ARGV];
+		bool desc;
+	} plans[VT_PLANS];
+	int plan_next;		/* the slot the next new plan takes */
 };
 
 struct vt_cur {
@@ -155,6 +164,8 @@ vt_disconnect(sqlite3_vtab *vt)
 
 	for (int i = 0; i < VT_CACHE; i++)
 		vt_ent_put(t->cache[i]);
+	for (int i = 0; i < VT_PLANS; i++)
+		free(t->plans[i].text);
 	sqlite3_finalize(t->get_cols);
 	free(t->dir);
 	sqlite3_free(t->schema);
@@ -848,52 +859,82 @@ vt_advance(struct vt_cur *k, bool from_start)
 	}
 }
 
+/*
+ * The plan of idxStr @text ("col<op>" per argv value, then "desc"; "scan"
+ * when none), parsed once per connection and kept in t->plans.
+ */
 static int
-vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc,
-	  sqlite3_value **argv)
+vt_plan_get(struct vt_tab *t, const char *text, int argc, const struct vt_plan **out)
 {
-	struct vt_cur *k = (struct vt_cur *)cur;
-	struct vt_tab *t = k->t;
-	const char *p = idxStr;
-	bool empty = false;
-	int a = 0, rc;
+	struct vt_plan *pl;
+	const char *p = text;
 
-	(void)idxNum;
-	vt_reset(k);
-	if (!t->loaded && (rc = vt_load(t)) != SQLITE_OK)
-		return rc;
-	k->step = 1;
-	/* idxStr: "col<op>" per argv value, then "desc"; "scan" when none */
+	for (int i = 0; i < VT_PLANS; i++) {
+		if (t->plans[i].text && !strcmp(t->plans[i].text, text ? text : "")) {
+			*out = &t->plans[i];
+			return t->plans[i].n <= argc ? SQLITE_OK :
+			       vt_err(t, SQLITE_INTERNAL, "events: bad plan \"%s\"", text);
+		}
+	}
+	pl = &t->plans[t->plan_next];
+	free(pl->text);
+	memset(pl, 0, sizeof(*pl));
 	while (p && *p) {
-		size_t n = strcspn(p, " ");
-		int col = -1;
-		enum vt_op op = VT_EQ;
+		size_t n = strcspn(p, " "), cl;
+		int col = -1, op = VT_EQ;
 
 		if (n == 4 && !strncmp(p, "desc", 4)) {
-			k->step = -1;
+			pl->desc = true;
 		} else if (!(n == 4 && !strncmp(p, "scan", 4))) {
-			size_t cl = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
-
+			cl = strspn(p, "abcdefghijklmnopqrstuvwxyz_");
 			for (int c = 0; c < VT_NCOLS; c++)
 				if (strlen(vt_col_name[c]) == cl && !strncmp(p, vt_col_name[c], cl))
 					col = c;
 			for (int o = 0; o < (int)TC_ARRAY_SIZE(vt_op_name); o++)
 				if (strlen(vt_op_name[o]) == n - cl &&
 				    !strncmp(p + cl, vt_op_name[o], n - cl))
-					op = (enum vt_op)o;
-			if (col < 0 || a >= argc)
-				return vt_err(t, SQLITE_INTERNAL, "events: bad plan \"%s\"", idxStr);
-			if (op == VT_IN) {
-				rc = vt_names(k, argv[a], &empty);
-				if (rc != SQLITE_OK)
-					return rc;
-			} else if (!vt_bound(k, col, op, argv[a])) {
-				empty = true;
-			}
-			a++;
+					op = o;
+			if (col < 0 || pl->n >= VT_MAX_ARGV || pl->n >= argc)
+				return vt_err(t, SQLITE_INTERNAL, "events: bad plan \"%s\"", text);
+			pl->col[pl->n] = (uint8_t)col;
+			pl->op[pl->n++] = (uint8_t)op;
 		}
 		p += n;
 		p += *p == ' ';
+	}
+	pl->text = strdup(text ? text : "");
+	if (!pl->text)
+		return SQLITE_NOMEM;
+	t->plan_next = (t->plan_next + 1) % VT_PLANS;
+	*out = pl;
+	return SQLITE_OK;
+}
+
+static int
+vt_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr, int argc,
+	  sqlite3_value **argv)
+{
+	struct vt_cur *k = (struct vt_cur *)cur;
+	struct vt_tab *t = k->t;
+	const struct vt_plan *plan = NULL;
+	bool empty = false;
+	int a, rc;
+
+	(void)idxNum;
+	vt_reset(k);
+	if (!t->loaded && (rc = vt_load(t)) != SQLITE_OK)
+		return rc;
+	if ((rc = vt_plan_get(t, idxStr, argc, &plan)) != SQLITE_OK)
+		return rc;
+	k->step = plan->desc ? -1 : 1;
+	for (a = 0; a < plan->n; a++) {
+		if (plan->op[a] == VT_IN) {
+			rc = vt_names(k, argv[a], &empty);
+			if (rc != SQLITE_OK)
+				return rc;
+		} else if (!vt_bound(k, plan->col[a], (enum vt_op)plan->op[a], argv[a])) {
+			empty = true;
+		}
 	}
 	if (empty)
 		return SQLITE_OK;	/* eof */
