@@ -27,14 +27,16 @@ static const char deps_usage[] =
 
 static const char cp_usage[] =
 	"usage: neuron-explorer critical-path [--data DIR] ID [--start NS --end NS] [--event EID]\n"
-	"                                     [--kinds LIST] [--json]\n"
+	"                                     [--kinds LIST] [--max-hops N] [--json]\n"
 	"\n"
 	"Walk back from the slice that ends last in the window (or from EID) along the\n"
-	"predecessor that finished last, and show each hop with its waiting and working time.\n"
+	"predecessor that finished last, and show each hop with its waiting and working time,\n"
+	"then the path's time by unit.\n"
 	"  --data DIR     data directory (default: $NX_DATA or ~/.local/share/neuron-explorer)\n"
 	"  --start/--end  window in trace nanoseconds (default: the whole trace)\n"
 	"  --event EID    end the path at this event instead\n"
 	"  --kinds LIST   edge kinds to follow (default: all)\n"
+	"  --max-hops N   stop after N hops (default 10000, at most 100000)\n"
 	"  --json         print the answer as JSON (the /critical-path API shape)\n";
 
 /* Parse "flow,order" into a kind mask; 0 on error. */
@@ -217,6 +219,37 @@ out:
 	return rc;
 }
 
+/* The path's time by unit (the "units" of a critical path), with the units' names. */
+static void
+print_units(sqlite3 *db, json_t *units)
+{
+	sqlite3_stmt *st = NULL;
+	json_t *u;
+	size_t i;
+
+	if (sqlite3_prepare_v2(db, "SELECT name FROM units WHERE id = ?1", -1, &st, NULL))
+		st = NULL;
+	printf("\n%6s %-36s %8s %14s %14s\n", "unit", "name", "hops", "work_ns", "wait_ns");
+	json_array_foreach(units, i, u) {
+		json_int_t id = json_integer_value(json_object_get(u, "unit"));
+		const unsigned char *name = NULL;
+
+		if (st) {
+			sqlite3_bind_int64(st, 1, id);
+			if (sqlite3_step(st) == SQLITE_ROW)
+				name = sqlite3_column_text(st, 0);
+		}
+		printf("%6lld %-36.36s %8lld %14lld %14lld\n", (long long)id,
+		       name ? (const char *)name : "",
+		       (long long)json_integer_value(json_object_get(u, "hops")),
+		       (long long)json_integer_value(json_object_get(u, "work_ns")),
+		       (long long)json_integer_value(json_object_get(u, "wait_ns")));
+		if (st)
+			sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+}
+
 int
 cmd_critical_path(int argc, char **argv)
 {
@@ -226,13 +259,14 @@ cmd_critical_path(int argc, char **argv)
 		{ "end", required_argument, NULL, 'e' },
 		{ "event", required_argument, NULL, 'v' },
 		{ "kinds", required_argument, NULL, 'k' },
+		{ "max-hops", required_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *data = NULL;
 	unsigned kinds = DEPS_KINDS_ALL;
-	int64_t start = 0, end = 0, eid = 0;
+	int64_t start = 0, end = 0, eid = 0, max_hops = DEPS_CP_HOPS;
 	int c, rc = 1;
 	bool json = false;
 	struct tc_err err = { 0 };
@@ -263,6 +297,14 @@ cmd_critical_path(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'm':
+			if (tc_parse_i64(optarg, &max_hops) || max_hops < 1 ||
+			    max_hops > DEPS_CP_HOPS_MAX) {
+				fprintf(stderr, "neuron-explorer critical-path: bad --max-hops \"%s\" "
+					"(1 to %d)\n", optarg, DEPS_CP_HOPS_MAX);
+				return 2;
+			}
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -286,7 +328,7 @@ cmd_critical_path(int argc, char **argv)
 		data = cli_default_data_dir();
 	if (open_trace(data, argv[optind], &db, "critical-path"))
 		goto out;
-	res = deps_critical_path(db, eid, start, end, kinds, &err);
+	res = deps_critical_path(db, eid, start, end, kinds, (int)max_hops, &err);
 	if (!res) {
 		fprintf(stderr, "neuron-explorer critical-path: %s\n", err.msg);
 		goto out;
@@ -318,6 +360,7 @@ cmd_critical_path(int argc, char **argv)
 		       (long long)json_integer_value(json_object_get(res, "work_ns")),
 		       json_array_size(json_object_get(res, "hops")),
 		       json_is_true(json_object_get(res, "truncated")) ? " (truncated)" : "");
+		print_units(db, json_object_get(res, "units"));
 	}
 	rc = 0;
 out:

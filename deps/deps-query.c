@@ -18,7 +18,6 @@
 
 #define PO_LABEL "program order"
 #define EDGES_LIST_MAX 1000	/* per direction in deps_event_edges() */
-#define CP_MAX_HOPS 10000	/* critical path budget */
 #define PO_MAX_CLIMB 256	/* ancestors the critical path climbs through */
 
 struct q {
@@ -672,14 +671,74 @@ q_pred(struct q *q, int64_t dst, unsigned kinds, const struct tset *seen, int64_
 }
 
 struct hop {
-	struct evinfo ev;
+	int64_t id, unit, ts, dur;
+	char *name;	/* malloc'd */
 	int kind;	/* edge from the previous hop, -1 for the first */
-	char *label;
+	char *label;	/* malloc'd or NULL */
+	int64_t wait, work;	/* the hop's share of the path */
 };
+
+struct unit_sum {
+	int64_t unit, hops, work, wait;
+};
+
+static int
+unit_sum_by_unit(const void *a, const void *b)
+{
+	const struct unit_sum *x = a, *y = b;
+
+	return (x->unit > y->unit) - (x->unit < y->unit);
+}
+
+static int
+unit_sum_by_share(const void *a, const void *b)
+{
+	const struct unit_sum *x = a, *y = b;
+
+	if (x->work != y->work)
+		return x->work < y->work ? 1 : -1;
+	if (x->wait != y->wait)
+		return x->wait < y->wait ? 1 : -1;
+	return unit_sum_by_unit(a, b);
+}
+
+/*
+ * The path's time per unit, largest working share first: [{"unit", "hops",
+ * "work_ns", "wait_ns"}] (a hop's waiting counts on the unit that waited).
+ */
+static json_t *
+units_json(const struct hop *hops, size_t n)
+{
+	struct unit_sum *u = tc_xcalloc(n ? n : 1, sizeof(*u));
+	json_t *arr = json_array();
+	size_t m = 0;
+
+	for (size_t k = 0; k < n; k++)
+		u[k] = (struct unit_sum){ hops[k].unit, 1, hops[k].work, hops[k].wait };
+	qsort(u, n, sizeof(*u), unit_sum_by_unit);
+	for (size_t k = 0; k < n; k++) {
+		if (m && u[m - 1].unit == u[k].unit) {
+			u[m - 1].hops++;
+			u[m - 1].work += u[k].work;
+			u[m - 1].wait += u[k].wait;
+		} else {
+			u[m++] = u[k];
+		}
+	}
+	qsort(u, m, sizeof(*u), unit_sum_by_share);
+	for (size_t k = 0; k < m; k++)
+		json_array_append_new(arr, json_pack("{s:I,s:I,s:I,s:I}", "unit",
+						     (json_int_t)u[k].unit, "hops",
+						     (json_int_t)u[k].hops, "work_ns",
+						     (json_int_t)u[k].work, "wait_ns",
+						     (json_int_t)u[k].wait));
+	free(u);
+	return arr;
+}
 
 json_t *
 deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_ns,
-		   unsigned kinds, struct tc_err *err)
+		   unsigned kinds, int max_hops, struct tc_err *err)
 {
 	struct q q = { .db = db, .err = err };
 	struct tset seen = { 0 };
@@ -691,6 +750,8 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 
 	if (!kinds)
 		kinds = DEPS_KINDS_ALL;
+	if (max_hops <= 0)
+		max_hops = DEPS_CP_HOPS;
 	if (end_ns <= 0 && start_ns <= 0 && !end_eid) {
 		start_ns = INT64_MIN;
 		end_ns = INT64_MAX;
@@ -705,23 +766,20 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 			goto out;
 	}
 	while (cur) {
-		struct hop h = { .kind = -1 };
+		struct evinfo ev;
 		int64_t next = 0, best_fin = INT64_MIN;
 		int best_kind = -1;
 		char *best_label = NULL;
 
-		if (q_event(&q, cur, &h.ev))
+		if (q_event(&q, cur, &ev))
 			goto out;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
 			hops = tc_xrealloc(hops, cap * sizeof(*hops));
 		}
-		hops[n++] = h;
+		hops[n++] = (struct hop){ .id = ev.id, .unit = ev.unit, .ts = ev.ts, .dur = ev.dur,
+					  .name = tc_xstrdup(ev.name), .kind = -1 };
 		tset_add(&seen, cur, 0, 0);
-		if (n >= CP_MAX_HOPS) {
-			truncated = true;
-			break;
-		}
 		/*
 		 * The predecessor that finished last, skipping visited ones: the
 		 * program-order one first, whose end bounds the stored ones'
@@ -731,7 +789,7 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 		if (kinds & (1u << ST_EDGE_ORDER)) {
 			struct evinfo pe;
 			char via[sizeof(pe.name)];
-			int64_t p = q_po_climb(&q, &hops[n - 1].ev, via, sizeof(via));
+			int64_t p = q_po_climb(&q, &ev, via, sizeof(via));
 
 			if (p && !tset_has(&seen, p, 0, 0) && !q_event(&q, p, &pe)) {
 				next = p;
@@ -743,10 +801,16 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 			tc_err_clear(err);
 		}
 		if (q_pred(&q, cur, kinds, &seen, next ? best_fin : INT64_MIN, &next, &best_kind,
-			   &best_fin, &best_label))
+			   &best_fin, &best_label)) {
+			free(best_label);
 			goto out;
+		}
 		if (next && best_fin < start_ns)
 			next = 0;	/* the predecessor lies before the window */
+		if (next && n >= (size_t)max_hops) {
+			truncated = true;	/* there is more, beyond the budget */
+			next = 0;
+		}
 		if (next) {
 			/* record the edge on the hop it leads into (the current one) */
 			hops[n - 1].kind = best_kind;
@@ -763,42 +827,39 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 	 * frontier.  A kernel that starts before its launch call returns adds
 	 * only its end past the call's, so the parts sum to the path's span.
 	 */
-	jh = json_array();
-	frontier = n ? hops[n - 1].ev.ts : 0;
+	frontier = n ? hops[n - 1].ts : 0;
 	for (size_t k = n; k-- > 0;) {
 		struct hop *h = &hops[k];
-		int64_t end = h->ev.ts + h->ev.dur, from = TC_MAX(h->ev.ts, frontier);
-		int64_t wait = TC_MAX(h->ev.ts - frontier, (int64_t)0);
-		int64_t work = TC_MAX(end - from, (int64_t)0);
-		json_t *o = ev_json(&h->ev);
+		int64_t end = h->ts + h->dur, from = TC_MAX(h->ts, frontier);
 
-		json_object_set_new(o, "wait_ns", json_integer(wait));
-		json_object_set_new(o, "work_ns", json_integer(work));
-		wait_sum += wait;
-		work_sum += work;
+		h->wait = TC_MAX(h->ts - frontier, (int64_t)0);
+		h->work = TC_MAX(end - from, (int64_t)0);
+		wait_sum += h->wait;
+		work_sum += h->work;
 		frontier = TC_MAX(frontier, end);
-		json_array_append_new(jh, o);
 	}
-	/* Fill kind/label: hops[k].kind is the edge from hops[k+1] into hops[k]. */
-	for (size_t k = n, j = 0; k-- > 0; j++) {
-		json_t *o = json_array_get(jh, j);
-		struct hop *h = &hops[k];
+	/* hops[k].kind is the edge from hops[k + 1] into hops[k] */
+	jh = json_array();
+	for (size_t k = n; k-- > 0;) {
+		const struct hop *h = &hops[k];
+		bool edge = k + 1 < n && h->kind >= 0;
 
-		if (k + 1 < n && h->kind >= 0) {
-			json_object_set_new(o, "kind", json_string(st_edge_kind_name(h->kind)));
-			json_object_set_new(o, "label", h->label ? json_string(h->label) : json_null());
-		} else {
-			json_object_set_new(o, "kind", json_null());
-			json_object_set_new(o, "label", json_null());
-		}
+		json_array_append_new(jh, json_pack(
+			"{s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:s?,s:s?}", "id", (json_int_t)h->id,
+			"name", h->name, "unit", (json_int_t)h->unit, "ts", (json_int_t)h->ts,
+			"dur", (json_int_t)h->dur, "wait_ns", (json_int_t)h->wait, "work_ns",
+			(json_int_t)h->work, "kind", edge ? st_edge_kind_name(h->kind) : NULL,
+			"label", edge ? h->label : NULL));
 	}
-	res = json_pack("{s:o,s:I,s:I,s:I,s:b}", "hops", jh, "total_ns",
-			(json_int_t)(n ? frontier - hops[n - 1].ev.ts : 0),
+	res = json_pack("{s:o,s:o,s:I,s:I,s:I,s:b}", "hops", jh, "units", units_json(hops, n),
+			"total_ns", (json_int_t)(n ? frontier - hops[n - 1].ts : 0),
 			"wait_ns", (json_int_t)wait_sum, "work_ns", (json_int_t)work_sum,
 			"truncated", truncated);
 out:
-	for (size_t k = 0; k < n; k++)
+	for (size_t k = 0; k < n; k++) {
+		free(hops[k].name);
 		free(hops[k].label);
+	}
 	free(hops);
 	free(seen.v);
 	q_done(&q);

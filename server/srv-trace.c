@@ -1021,18 +1021,20 @@ static enum MHD_Result
 api_critical(struct srv_req *r, struct srv_pool_conn *c)
 {
 	struct tc_err err = { 0 };
-	int64_t start, end, eid = 0;
+	int64_t start, end, eid = 0, max_hops = DEPS_CP_HOPS;
 	unsigned kinds;
 
 	if (window_get(r, c, &start, &end) < 0 || kinds_get(r, &kinds) < 0 ||
-	    srv_arg_i64(r, "event", &eid, 0, INT64_MAX) < 0)
+	    srv_arg_i64(r, "event", &eid, 0, INT64_MAX) < 0 ||
+	    srv_arg_i64(r, "max_hops", &max_hops, 1, DEPS_CP_HOPS_MAX) < 0)
 		goto put;
 	if (eid && !event_exists(c->db, eid)) {
 		srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
 		goto put;
 	}
 	read_begin(c);
-	return deps_reply(r, c, deps_critical_path(c->db, eid, start, end, kinds, &err), &err);
+	return deps_reply(r, c, deps_critical_path(c->db, eid, start, end, kinds,
+							     (int)max_hops, &err), &err);
 put:
 	srv_pool_put(r->srv, c);
 	return MHD_YES;

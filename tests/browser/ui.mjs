@@ -447,8 +447,14 @@ async function main() {
 			window.__nx.state.arrows.filter((a) => a.kind === 'critical').length === n - 1, cp.hops.length);
 		const crit = (await state()).arrows.filter((a) => a.kind === 'critical').map((a) => `${a.src}>${a.dst}`);
 		eq(crit, cp.hops.slice(1).map((h, i) => `${cp.hops[i].id}>${h.id}`), 'one thick arrow per hop');
-		await page.waitForSelector('#tl-critical-info table');
-		eq(await page.locator('#tl-critical-info table tbody tr').count(), cp.hops.length, 'a row per hop');
+		await page.waitForSelector('#tl-critical-hops');
+		eq(await page.locator('#tl-critical-hops tbody tr').count(), cp.hops.length, 'a row per hop');
+		/* The path's time by unit, named as the rows are, the bottleneck first. */
+		const names = new Map((await api(`/api/traces/${t.id}/units`)).units.map((u) => [u.id, u.name]));
+		eq(await page.locator('#tl-critical-units tbody td:first-child').allInnerTexts(),
+			cp.units.map((u) => names.get(u.unit)), 'a row per unit on the path, largest share first');
+		eq(cp.units.reduce((a, u) => a + u.hops, 0), cp.hops.length, 'the units count every hop once');
+		eq(cp.units.reduce((a, u) => a + u.work_ns + u.wait_ns, 0), cp.total_ns, 'and share out the whole path');
 		const head = await page.locator('#tl-critical-info h4').innerText();
 		assert(head.includes('30.00 µs (work 26.00 µs, wait 4.000 µs)'),
 			'the totals read in µs as rendered (not upper-cased to "MS"): ' + head);

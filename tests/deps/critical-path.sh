@@ -38,6 +38,26 @@ is "$(jget "$T/po.json" "[(e['kind'], e['label']) for e in j['edges']]")" \
 "$NX" critical-path --data "$T/d" "$id" >"$T/cp.txt"
 check "human output has the totals" grep -q "total 60000 ns: 10000 waiting, 50000 working over 4 hops" "$T/cp.txt"
 
+# The path's time by unit: load and store on the dma stream, compute1 on pe,
+# compute2 on act; the largest working share first (dma and pe both work
+# 20 us: the one that waited longer first), waiting on the unit that waited.
+is "$(jget "$T/cp.json" "' '.join('%d/%d/%d' % (u['hops'], u['work_ns'], u['wait_ns']) for u in j['units'])")" \
+	"2/20000/5000 1/20000/2000 1/10000/3000" "units: the hops' work and wait by unit"
+"$NX" critical-path --data "$T/d" "$id" >"$T/cp.txt"
+awk '/^ *unit +name/ { on = 1; next } on && NF { print $2, $3, $4, $5 }' "$T/cp.txt" >"$T/units.txt"
+is "$(tr '\n' ' ' <"$T/units.txt")" "dma 2 20000 5000 pe 1 20000 2000 act 1 10000 3000 " \
+	"the text form ends with the time by unit, named"
+
+# --max-hops: the walk stops there, the latest hops kept, the totals theirs.
+"$NX" critical-path --data "$T/d" "$id" --max-hops 2 --json >"$T/cp-max.json"
+is "$(jget "$T/cp-max.json" "' '.join(h['name'] for h in j['hops']), j['truncated'], j['total_ns'], sum(u['hops'] for u in j['units'])")" \
+	"compute2 store True 25000 2" "--max-hops 2: the last two hops, truncated"
+for bad in 0 -1 100001 x; do
+	"$NX" critical-path --data "$T/d" "$id" --max-hops "$bad" >/dev/null 2>"$T/err"
+	is "$?" 2 "--max-hops $bad: usage error"
+done
+check "it says the range" grep -q "bad --max-hops \"x\" (1 to 100000)" "$T/err"
+
 # A kernel that starts before its launch call returns (overlap.json: launch
 # 0-54 us, kernel 44-117 us, then copy 120-125 us on the kernel's stream):
 # the kernel works only for what it adds past the launch's end, so waiting

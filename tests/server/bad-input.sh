@@ -83,7 +83,8 @@ for q in "timeline?start=abc" "timeline?px=0" "timeline?px=-5" "timeline?px=1e3"
 	"timeline?start=10&end=5" "timeline?units=1,x" "timeline?units=1,,2" \
 	"timeline?start=99999999999999999999" "summary?end=-" "search" "search?q=" \
 	"search?q=a&limit=-1" "search?q=a&limit=100000" "deps/1?kinds=bogus" "deps/1?dir=up" \
-	"deps/1?depth=0" "critical-path?kinds=x" "timeline?start=-4000000000000000000"; do
+	"deps/1?depth=0" "critical-path?kinds=x" "timeline?start=-4000000000000000000" \
+	"critical-path?max_hops=0" "critical-path?max_hops=100001" "critical-path?max_hops=x"; do
 	is "$(req GET "/api/traces/$ID/$q")" 400 "malformed $q: 400"
 done
 is "$(errcode)" bad_param "400 code bad_param"

@@ -115,6 +115,11 @@ is "$(req GET "/api/traces/$ID/deps/$EID?kinds=flow,order&depth=3&dir=both&budge
 is "$(jget "$T/body" 'sorted(j.keys())')" "['edges', 'nodes', 'truncated']" "deps shape"
 is "$(req GET "/api/traces/$ID/critical-path")" 200 "critical-path"
 is "$(jget "$T/body" '"hops" in j and "total_ns" in j')" True "critical-path shape"
+is "$(jget "$T/body" 'sum(u["hops"] for u in j["units"]) == len(j["hops"]) and sum(u["work_ns"] + u["wait_ns"] for u in j["units"]) == j["total_ns"]')" \
+	True "critical-path units share out its hops and time"
+is "$(req GET "/api/traces/$ID/critical-path?max_hops=1")" 200 "critical-path?max_hops=1"
+is "$(jget "$T/body" 'len(j["hops"]), j["truncated"], len(j["units"])')" "1 True 1" \
+	"max_hops stops the walk: truncated"
 
 # static files
 is "$(req GET /)" 200 "GET / serves index.html"

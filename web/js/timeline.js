@@ -1333,7 +1333,23 @@ export class Timeline {
 		/* the figures keep their case: an upper-case "µs" reads as "MS" */
 		clear(box).append(el('h4', null, 'Critical path: ',
 			el('span', { class: 'figures' }, `${fmtDur(c.total_ns)} (work ${fmtDur(c.work_ns)}, wait ${fmtDur(c.wait_ns)})`),
-			c.truncated ? ' truncated' : ''));
+			c.truncated ? el('span', { class: 'muted', title: 'the walk stops after this many hops (the API\'s max_hops); zoom in or select an event for an earlier part' },
+				` · truncated to the last ${fmtCount((c.hops || []).length)} hops`) : ''));
+		/* where the path's time went, by unit: the bottleneck first */
+		const span = c.total_ns || 1;
+		const ub = el('tbody');
+		for (const u of (c.units || []).slice(0, 8)) {
+			const unit = this.unitById.get(u.unit);
+			ub.append(el('tr', null,
+				el('td', { title: unit?.name || '' }, unit?.name || String(u.unit)),
+				el('td', { class: 'num' }, fmtCount(u.hops)),
+				el('td', { class: 'num' }, fmtDur(u.work_ns)),
+				el('td', { class: 'num' }, fmtDur(u.wait_ns)),
+				el('td', { class: 'num' }, `${Math.round(100 * (u.work_ns + u.wait_ns) / span)}%`)));
+		}
+		if (c.units?.length)
+			box.append(el('table', { class: 'grid small', id: 'tl-critical-units' },
+				el('thead', null, el('tr', null, el('th', null, 'unit'), el('th', { class: 'num' }, 'hops'), el('th', { class: 'num' }, 'work'), el('th', { class: 'num' }, 'wait'), el('th', { class: 'num', title: 'share of the path' }, 'share'))), ub));
 		const tb = el('tbody');
 		for (const h of c.hops || []) {
 			tb.append(el('tr', null,
@@ -1345,7 +1361,7 @@ export class Timeline {
 				el('td', { class: 'num' }, fmtDur(h.work_ns)),
 				el('td', { class: 'num' }, fmtDur(h.wait_ns))));
 		}
-		box.append(el('table', { class: 'grid small' },
+		box.append(el('table', { class: 'grid small', id: 'tl-critical-hops' },
 			el('thead', null, el('tr', null, el('th', null, 'event'), el('th', null, 'via'), el('th', { class: 'num' }, 'work'), el('th', { class: 'num' }, 'wait'))), tb));
 	}
 
