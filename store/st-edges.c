@@ -1102,15 +1102,19 @@ enum { EV_SRC, EV_DST, EV_KIND, EV_LABEL };
 #define EV_SLOT_NONE UINT32_MAX
 
 /*
- * The last ins or outs blob read, with where each event's entries start:
- * a lookup by dst or src decodes that event's entries only, not the block
- * up to them (a critical path or a chain looks up neighbouring events of
- * one block in turn).
+ * The last ins or outs blob read, with where each event's entries start,
+ * indexed as far as lookups have needed: a lookup decodes the entries up to
+ * its event once, and later lookups in the block (a critical path walks
+ * back through neighbouring events) go straight to theirs.
  */
 struct ev_view {
 	int64_t block;		/* -1: none */
 	uint8_t *blob;		/* sqlite3_malloc'd copy */
 	int len;
+	/* indexed so far: the entries before byte @pos, @n of them, the last of id @last */
+	int pos;
+	uint32_t n;
+	int last;		/* less the block's first id; -1: none yet */
 	uint32_t off[ST_EDGE_BLOCK];	/* event i's first entry, EV_SLOT_NONE: none */
 	uint32_t idx[ST_EDGE_BLOCK];	/* and its entry number (row ids count entries) */
 	uint16_t prev[ST_EDGE_BLOCK];	/* the id before it, less the block's first */
@@ -1327,52 +1331,57 @@ ev_entry_get(const uint8_t **q, const uint8_t *end, struct ev_entry *e)
 }
 
 /*
- * Load block @block's ins (@by_src false) or outs blob into vt->view and
- * index where each event's entries start.  Return: SQLITE_OK, SQLITE_DONE
- * when the block has none that way, or an error.
+ * Block @block's ins (@by_src false) or outs blob in vt->view, indexed at
+ * least up to event @slot of the block (its off[] is final).  Return:
+ * SQLITE_OK, SQLITE_DONE when the block has none that way, or an error.
  */
 static int
-ev_view_get(struct ev_vtab *vt, int64_t block, bool by_src, struct ev_view **out)
+ev_view_get(struct ev_vtab *vt, int64_t block, bool by_src, int slot, struct ev_view **out)
 {
 	struct ev_view *v = &vt->view[by_src];
 	const uint8_t *q, *end;
-	int64_t cur = 0, prev = 0;
-	uint32_t n = 0;
 	int rc;
 
 	*out = v;
-	if (v->block == block)
-		return v->len ? SQLITE_OK : SQLITE_DONE;
-	v->block = -1;
-	rc = by_src ? ev_fetch(vt, &vt->get_outs, "SELECT outs FROM edge_blocks WHERE id = ?",
-			       block, &v->blob, &v->len, "lookup") :
-		      ev_fetch(vt, &vt->get_ins, "SELECT ins FROM edge_blocks WHERE id = ?",
-			       block, &v->blob, &v->len, "lookup");
-	if (rc == SQLITE_DONE)
-		v->len = 0;	/* no such row: remembered as empty */
-	else if (rc != SQLITE_OK)
-		return rc;
-	for (int i = 0; i < ST_EDGE_BLOCK; i++)
-		v->off[i] = EV_SLOT_NONE;
-	q = v->blob;
-	end = q + v->len;
-	while (q < end) {
+	if (v->block != block) {
+		v->block = -1;
+		rc = by_src ? ev_fetch(vt, &vt->get_outs,
+				       "SELECT outs FROM edge_blocks WHERE id = ?", block,
+				       &v->blob, &v->len, "lookup") :
+			      ev_fetch(vt, &vt->get_ins, "SELECT ins FROM edge_blocks WHERE id = ?",
+				       block, &v->blob, &v->len, "lookup");
+		if (rc == SQLITE_DONE)
+			v->len = 0;	/* no such row: remembered as empty */
+		else if (rc != SQLITE_OK)
+			return rc;
+		for (int i = 0; i < ST_EDGE_BLOCK; i++)
+			v->off[i] = EV_SLOT_NONE;
+		v->pos = 0;
+		v->n = 0;
+		v->last = -1;
+		v->block = block;
+	}
+	q = v->blob + v->pos;
+	end = v->blob + v->len;
+	while (q < end && v->last < slot) {
 		uint32_t at = (uint32_t)(q - v->blob);
+		int prev = v->last < 0 ? 0 : v->last;
 		struct ev_entry e;
 
 		if (ev_entry_get(&q, end, &e) != SQLITE_OK || e.d >= ST_EDGE_BLOCK ||
-		    cur + (int64_t)e.d >= ST_EDGE_BLOCK)
+		    prev + (int64_t)e.d >= ST_EDGE_BLOCK) {
+			v->block = -1;
 			return SQLITE_CORRUPT;
-		cur += (int64_t)e.d;
-		if (v->off[cur] == EV_SLOT_NONE) {
-			v->off[cur] = at;
-			v->idx[cur] = n;
-			v->prev[cur] = (uint16_t)prev;
 		}
-		prev = cur;
-		n++;
+		v->last = prev + (int)e.d;
+		if (v->off[v->last] == EV_SLOT_NONE) {
+			v->off[v->last] = at;
+			v->idx[v->last] = v->n;
+			v->prev[v->last] = (uint16_t)prev;
+		}
+		v->n++;
+		v->pos = (int)(q - v->blob);
 	}
-	v->block = block;
 	return v->len ? SQLITE_OK : SQLITE_DONE;
 }
 
@@ -1442,7 +1451,7 @@ ev_from_ins(struct ev_vtab *vt, const struct ev_cursor *c, size_t i, struct ev_r
 
 	for (size_t j = 0; j < i; j++)
 		occ += c->rows[j].dst == r->dst && c->rows[j].kind == r->kind;
-	rc = ev_view_get(vt, block, false, &v);
+	rc = ev_view_get(vt, block, false, slot, &v);
 	if (rc != SQLITE_OK)
 		return rc;
 	if (v->off[slot] == EV_SLOT_NONE)
@@ -1549,7 +1558,7 @@ ev_filter(sqlite3_vtab_cursor *base, int plan, const char *idx, int argc, sqlite
 		int slot = (int)(self % ST_EDGE_BLOCK);
 		struct ev_view *v;
 
-		rc = ev_view_get(vt, block, by_src, &v);
+		rc = ev_view_get(vt, block, by_src, slot, &v);
 		if (rc == SQLITE_OK && v->off[slot] != EV_SLOT_NONE)
 			rc = ev_decode(c, v->blob + v->off[slot], v->blob + v->len, block, by_src,
 				       v->idx[slot], block * ST_EDGE_BLOCK + v->prev[slot], self,
