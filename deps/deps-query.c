@@ -23,7 +23,7 @@
 struct q {
 	sqlite3 *db;
 	struct tc_err *err;
-	sqlite3_stmt *ev, *parent, *prev, *next, *in, *out, *pred, *fin, *label;
+	sqlite3_stmt *ev, *parent, *prev, *next, *in, *out, *pred, *label;
 };
 
 struct evinfo {
@@ -52,20 +52,18 @@ static const char in_sql[] =
 static const char out_sql[] =
 	"SELECT e.dst, e.kind, e.label FROM edges e WHERE e.src = ?1 "
 	"AND ((1 << e.kind) & ?2) != 0 ORDER BY e.kind, e.dst LIMIT ?3";
-/* The stored edges into ?1 of the kinds in mask ?2, in no particular order. */
+/*
+ * The stored edges into ?1 of the kinds in mask ?2 whose source ends at ?3
+ * or later, with that end, in no particular order: the events table skips a
+ * chunk whose latest end is earlier without decoding it, so sources that
+ * cannot finish last (most of those a buffer's old writes give) cost little.
+ */
 static const char pred_sql[] =
-	"SELECT src, kind FROM edges WHERE dst = ?1 AND ((1 << kind) & ?2) != 0";
+	"SELECT e.src, e.kind, v.ts_end FROM edges e JOIN events v ON v.id = e.src "
+	"WHERE e.dst = ?1 AND ((1 << e.kind) & ?2) != 0 AND v.ts_end >= ?3";
 /* The label of the first edge ?2 -> ?1 of kind ?3. */
 static const char label_sql[] =
 	"SELECT label FROM edges WHERE dst = ?1 AND src = ?2 AND kind = ?3 LIMIT 1";
-/*
- * The end of event ?1 if it is at least ?2: the events table skips a chunk
- * whose latest end is earlier without decoding it, so predecessors that
- * cannot finish last (most of those a buffer's old writes give) cost no
- * decoding.
- */
-static const char fin_sql[] =
-	"SELECT ts_end FROM events WHERE id = ?1 AND ts_end >= ?2";
 
 static int
 q_prep(struct q *q, sqlite3_stmt **st, const char *sql)
@@ -90,7 +88,6 @@ q_done(struct q *q)
 	sqlite3_finalize(q->in);
 	sqlite3_finalize(q->out);
 	sqlite3_finalize(q->pred);
-	sqlite3_finalize(q->fin);
 	sqlite3_finalize(q->label);
 }
 
@@ -615,24 +612,16 @@ q_pred(struct q *q, int64_t dst, unsigned kinds, const struct tset *seen, int64_
 	int best_kind = -1, rc, s;
 	char *best_label = NULL;
 
-	if ((rc = q_prep(q, &q->pred, pred_sql)) || (rc = q_prep(q, &q->fin, fin_sql)))
+	if ((rc = q_prep(q, &q->pred, pred_sql)))
 		return rc;
 	sqlite3_bind_int64(q->pred, 1, dst);
 	sqlite3_bind_int(q->pred, 2, (int)kinds);
+	sqlite3_bind_int64(q->pred, 3, bound);
 	while ((s = sqlite3_step(q->pred)) == SQLITE_ROW) {
-		int64_t src = sqlite3_column_int64(q->pred, 0), f;
+		int64_t src = sqlite3_column_int64(q->pred, 0), f = sqlite3_column_int64(q->pred, 2);
 
 		if (tset_has(seen, src, 0, 0))
 			continue;
-		sqlite3_bind_int64(q->fin, 1, src);
-		sqlite3_bind_int64(q->fin, 2, best_fin);
-		s = sqlite3_step(q->fin);
-		f = s == SQLITE_ROW ? sqlite3_column_int64(q->fin, 0) : 0;
-		sqlite3_reset(q->fin);
-		if (s == SQLITE_DONE)
-			continue;	/* ends before the best so far, or no such event */
-		if (s != SQLITE_ROW)
-			break;
 		if (best && (f < best_fin || (f == best_fin && src <= best)))
 			continue;	/* the first of equals: the order the edges came in */
 		best = src;
@@ -743,6 +732,7 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 	struct q q = { .db = db, .err = err };
 	struct tset seen = { 0 };
 	struct hop *hops = NULL;
+	struct evinfo ev = { 0 }, pe;	/* the hop, its program-order predecessor */
 	size_t n = 0, cap = 0;
 	int64_t cur, wait_sum = 0, work_sum = 0, frontier;
 	json_t *res = NULL, *jh;
@@ -766,12 +756,12 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 			goto out;
 	}
 	while (cur) {
-		struct evinfo ev;
 		int64_t next = 0, best_fin = INT64_MIN;
 		int best_kind = -1;
 		char *best_label = NULL;
 
-		if (q_event(&q, cur, &ev))
+		/* the program-order predecessor was read already when it won */
+		if (ev.id != cur && q_event(&q, cur, &ev))
 			goto out;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
@@ -786,8 +776,8 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 		 * lookups; among stored ones the larger id on equal ends, and a
 		 * stored one over program order on equal ends.
 		 */
+		pe.id = 0;
 		if (kinds & (1u << ST_EDGE_ORDER)) {
-			struct evinfo pe;
 			char via[sizeof(pe.name)];
 			int64_t p = q_po_climb(&q, &ev, via, sizeof(via));
 
@@ -818,6 +808,8 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 		} else {
 			free(best_label);
 		}
+		if (next && next == pe.id)
+			ev = pe;
 		cur = next;
 	}
 	/*
