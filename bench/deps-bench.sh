@@ -69,6 +69,7 @@ chain_in=$(ms "$NX" deps --data "$W/d1" "$id" "$mid" --dir in --depth 50 --budge
 edges1=$(ms "$NX" deps --data "$W/d1" "$id" "$mid" --depth 1 --json)
 start=$("$NX" sql "$W/d1/traces/$id.db" "SELECT ts FROM events WHERE id = $mid")
 cp=$(ms "$NX" critical-path --data "$W/d1" "$id" --start "$start" --end $((start + 20000)) --json)
+cp1=$(ms "$NX" critical-path --data "$W/d1" "$id" --start $((start - 1000000)) --end "$start" --json)
 cpw=$(ms "$NX" critical-path --data "$W/d1" "$id" --json)
 true_=$(ms true)
 
@@ -83,5 +84,6 @@ echo "| deps, depth 1 (edges of one event) | $edges1 |"
 echo "| deps chain, both ways, depth 10, budget 1000 | $chain |"
 echo "| deps chain, in, depth 50, budget 1000 | $chain_in |"
 echo "| critical path, 20 us window | $cp |"
+echo "| critical path, the 1 ms window before that | $cp1 |"
 echo "| critical path, whole trace (10000-hop budget) | $cpw |"
 echo "| (process start alone: \`true\`) | $true_ |"
