@@ -1296,7 +1296,8 @@ ev_fetch(struct ev_vtab *vt, sqlite3_stmt **st, const char *sql, int64_t id, uin
 		sqlite3_reset(*st);
 		return SQLITE_NOMEM;
 	}
-	memcpy(*blob, sqlite3_column_blob(*st, 0), (size_t)n);
+	if (n)	/* NULL: the block has no edge that way */
+		memcpy(*blob, sqlite3_column_blob(*st, 0), (size_t)n);
 	*len = n;
 	sqlite3_reset(*st);
 	return SQLITE_OK;
