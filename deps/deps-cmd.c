@@ -250,6 +250,21 @@ print_units(sqlite3 *db, json_t *units)
 	sqlite3_finalize(st);
 }
 
+/* The path's time by the kind of edge into each hop (the "kinds" of a critical path). */
+static void
+print_kinds(json_t *kinds)
+{
+	const char *k;
+	json_t *v;
+
+	printf("\n%-8s %8s %14s %14s\n", "via", "hops", "work_ns", "wait_ns");
+	json_object_foreach(kinds, k, v)
+		printf("%-8s %8lld %14lld %14lld\n", k,
+		       (long long)json_integer_value(json_object_get(v, "hops")),
+		       (long long)json_integer_value(json_object_get(v, "work_ns")),
+		       (long long)json_integer_value(json_object_get(v, "wait_ns")));
+}
+
 int
 cmd_critical_path(int argc, char **argv)
 {
@@ -361,6 +376,7 @@ cmd_critical_path(int argc, char **argv)
 		       json_array_size(json_object_get(res, "hops")),
 		       json_is_true(json_object_get(res, "truncated")) ? " (truncated)" : "");
 		print_units(db, json_object_get(res, "units"));
+		print_kinds(json_object_get(res, "kinds"));
 	}
 	rc = 0;
 out:

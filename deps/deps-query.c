@@ -725,6 +725,33 @@ units_json(const struct hop *hops, size_t n)
 	return arr;
 }
 
+/*
+ * The path's time by the kind of edge that led into each hop: {"flow":
+ * {"hops", "work_ns", "wait_ns"}, ...} for the kinds on the path (the first
+ * hop has none).  Waiting is what that kind of dependency cost.
+ */
+static json_t *
+kinds_json(const struct hop *hops, size_t n)
+{
+	int64_t c[ST_EDGE_NKINDS][3] = { { 0 } };
+	json_t *o = json_object();
+
+	for (size_t k = 0; k + 1 < n; k++) {	/* hops[n - 1] is the first hop */
+		if (hops[k].kind < 0 || hops[k].kind >= ST_EDGE_NKINDS)
+			continue;
+		c[hops[k].kind][0]++;
+		c[hops[k].kind][1] += hops[k].work;
+		c[hops[k].kind][2] += hops[k].wait;
+	}
+	for (int k = 0; k < ST_EDGE_NKINDS; k++)
+		if (c[k][0])
+			json_object_set_new(o, st_edge_kind_name(k),
+					    json_pack("{s:I,s:I,s:I}", "hops", (json_int_t)c[k][0],
+						      "work_ns", (json_int_t)c[k][1], "wait_ns",
+						      (json_int_t)c[k][2]));
+	return o;
+}
+
 json_t *
 deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_ns,
 		   unsigned kinds, int max_hops, struct tc_err *err)
@@ -843,7 +870,8 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 			(json_int_t)h->work, "kind", edge ? st_edge_kind_name(h->kind) : NULL,
 			"label", edge ? h->label : NULL));
 	}
-	res = json_pack("{s:o,s:o,s:I,s:I,s:I,s:b}", "hops", jh, "units", units_json(hops, n),
+	res = json_pack("{s:o,s:o,s:o,s:I,s:I,s:I,s:b}", "hops", jh, "units",
+			units_json(hops, n), "kinds", kinds_json(hops, n),
 			"total_ns", (json_int_t)(n ? frontier - hops[n - 1].ts : 0),
 			"wait_ns", (json_int_t)wait_sum, "work_ns", (json_int_t)work_sum,
 			"truncated", truncated);

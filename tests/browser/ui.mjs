@@ -455,6 +455,10 @@ async function main() {
 			cp.units.map((u) => names.get(u.unit)), 'a row per unit on the path, largest share first');
 		eq(cp.units.reduce((a, u) => a + u.hops, 0), cp.hops.length, 'the units count every hop once');
 		eq(cp.units.reduce((a, u) => a + u.work_ns + u.wait_ns, 0), cp.total_ns, 'and share out the whole path');
+		const byKind = Object.entries(cp.kinds).sort((a, b) => b[1].wait_ns - a[1].wait_ns || b[1].hops - a[1].hops);
+		eq(await page.locator('#tl-critical-kinds span').allInnerTexts(), byKind.map(([k]) => k),
+			'what the path waited via, by kind, the longest wait first');
+		eq(byKind.reduce((a, [, v]) => a + v.hops, 0), cp.hops.length - 1, 'one kind per hop after the first');
 		const head = await page.locator('#tl-critical-info h4').innerText();
 		assert(head.includes('30.00 µs (work 26.00 µs, wait 4.000 µs)'),
 			'the totals read in µs as rendered (not upper-cased to "MS"): ' + head);

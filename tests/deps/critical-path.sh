@@ -29,6 +29,7 @@ is "$(jget "$T/cp3.json" "' '.join(h['name'] for h in j['hops'])")" "compute1 co
 "$NX" critical-path --data "$T/d" "$id" --kinds order --json >"$T/cp4.json"
 is "$(jget "$T/cp4.json" "' '.join('%s/%s' % (h['name'], h['label']) for h in j['hops'])")" \
 	"load/None store/program order" "order only: program order on the dma stream"
+is "$(jget "$T/cp4.json" "sorted(j['kinds'])")" "['order']" "and only order in its kinds"
 
 # Program order is derived at query time on in-order units.
 st=$(eid "$id" store)
@@ -43,8 +44,12 @@ check "human output has the totals" grep -q "total 60000 ns: 10000 waiting, 5000
 # 20 us: the one that waited longer first), waiting on the unit that waited.
 is "$(jget "$T/cp.json" "' '.join('%d/%d/%d' % (u['hops'], u['work_ns'], u['wait_ns']) for u in j['units'])")" \
 	"2/20000/5000 1/20000/2000 1/10000/3000" "units: the hops' work and wait by unit"
+is "$(jget "$T/cp.json" "sorted((k, v['hops'], v['work_ns'], v['wait_ns']) for k, v in j['kinds'].items())")" \
+	"[('flow', 3, 40000, 10000)]" "kinds: three flow hops, what they waited for"
 "$NX" critical-path --data "$T/d" "$id" >"$T/cp.txt"
-awk '/^ *unit +name/ { on = 1; next } on && NF { print $2, $3, $4, $5 }' "$T/cp.txt" >"$T/units.txt"
+check "the text form has them" grep -qE "^flow +3 +40000 +10000$" "$T/cp.txt"
+awk '/^ *unit +name/ { on = 1; next } /^via / { on = 0 } on && NF { print $2, $3, $4, $5 }' \
+	"$T/cp.txt" >"$T/units.txt"
 is "$(tr '\n' ' ' <"$T/units.txt")" "dma 2 20000 5000 pe 1 20000 2000 act 1 10000 3000 " \
 	"the text form ends with the time by unit, named"
 

@@ -1350,6 +1350,13 @@ export class Timeline {
 		if (c.units?.length)
 			box.append(el('table', { class: 'grid small', id: 'tl-critical-units' },
 				el('thead', null, el('tr', null, el('th', null, 'unit'), el('th', { class: 'num' }, 'hops'), el('th', { class: 'num' }, 'work'), el('th', { class: 'num' }, 'wait'), el('th', { class: 'num', title: 'share of the path' }, 'share'))), ub));
+		/* what the path waited on, by the kind of edge into each hop */
+		const kinds = Object.entries(c.kinds || {}).sort((a, b) => b[1].wait_ns - a[1].wait_ns || b[1].hops - a[1].hops);
+		if (kinds.length)
+			box.append(el('div', { id: 'tl-critical-kinds', class: 'small' }, 'waited via ',
+				...kinds.flatMap(([k, v], i) => [i ? ' · ' : '',
+					el('span', { class: 'kind-' + k, style: `color: ${KIND_COLOUR[k] || 'inherit'}` }, k),
+					` ${fmtDur(v.wait_ns)} (${fmtCount(v.hops)} hops)`])));
 		const tb = el('tbody');
 		for (const h of c.hops || []) {
 			tb.append(el('tr', null,
