@@ -27,7 +27,7 @@ static const char deps_usage[] =
 
 static const char cp_usage[] =
 	"usage: neuron-explorer critical-path [--data DIR] ID [--start NS --end NS] [--event EID]\n"
-	"                                     [--kinds LIST] [--max-hops N] [--json]\n"
+	"                                     [--kinds LIST] [--budget N] [--max-hops N] [--json]\n"
 	"\n"
 	"Walk back from the slice that ends last in the window (or from EID) along the\n"
 	"predecessor that finished last, and show each hop with its waiting and working time,\n"
@@ -36,7 +36,9 @@ static const char cp_usage[] =
 	"  --start/--end  window in trace nanoseconds (default: the whole trace)\n"
 	"  --event EID    end the path at this event instead\n"
 	"  --kinds LIST   edge kinds to follow (default: all)\n"
-	"  --max-hops N   stop after N hops (default 10000, at most 100000)\n"
+	"  --budget N     walk at most N hops (default 200000, at most 1000000)\n"
+	"  --max-hops N   list the latest N of them (default 10000, at most 100000);\n"
+	"                 the totals cover every hop walked\n"
 	"  --json         print the answer as JSON (the /critical-path API shape)\n";
 
 /* Parse "flow,order" into a kind mask; 0 on error. */
@@ -275,13 +277,14 @@ cmd_critical_path(int argc, char **argv)
 		{ "event", required_argument, NULL, 'v' },
 		{ "kinds", required_argument, NULL, 'k' },
 		{ "max-hops", required_argument, NULL, 'm' },
+		{ "budget", required_argument, NULL, 'b' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *data = NULL;
 	unsigned kinds = DEPS_KINDS_ALL;
-	int64_t start = 0, end = 0, eid = 0, max_hops = DEPS_CP_HOPS;
+	int64_t start = 0, end = 0, eid = 0, max_hops = DEPS_CP_HOPS, budget = DEPS_CP_BUDGET;
 	int c, rc = 1;
 	bool json = false;
 	struct tc_err err = { 0 };
@@ -320,6 +323,14 @@ cmd_critical_path(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'b':
+			if (tc_parse_i64(optarg, &budget) || budget < 1 ||
+			    budget > DEPS_CP_BUDGET_MAX) {
+				fprintf(stderr, "neuron-explorer critical-path: bad --budget \"%s\" "
+					"(1 to %d)\n", optarg, DEPS_CP_BUDGET_MAX);
+				return 2;
+			}
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -343,7 +354,7 @@ cmd_critical_path(int argc, char **argv)
 		data = cli_default_data_dir();
 	if (open_trace(data, argv[optind], &db, "critical-path"))
 		goto out;
-	res = deps_critical_path(db, eid, start, end, kinds, (int)max_hops, &err);
+	res = deps_critical_path(db, eid, start, end, kinds, (int)max_hops, (int)budget, &err);
 	if (!res) {
 		fprintf(stderr, "neuron-explorer critical-path: %s\n", err.msg);
 		goto out;
@@ -369,12 +380,17 @@ cmd_critical_path(int argc, char **argv)
 			       (long long)json_integer_value(json_object_get(h, "work_ns")),
 			       k ? k : "-", l ? l : "");
 		}
-		printf("total %lld ns: %lld waiting, %lld working over %zu hops%s\n",
+		long long total = json_integer_value(json_object_get(res, "hops_total"));
+		size_t listed = json_array_size(json_object_get(res, "hops"));
+
+		printf("total %lld ns: %lld waiting, %lld working over %lld hops%s",
 		       (long long)json_integer_value(json_object_get(res, "total_ns")),
 		       (long long)json_integer_value(json_object_get(res, "wait_ns")),
-		       (long long)json_integer_value(json_object_get(res, "work_ns")),
-		       json_array_size(json_object_get(res, "hops")),
+		       (long long)json_integer_value(json_object_get(res, "work_ns")), total,
 		       json_is_true(json_object_get(res, "truncated")) ? " (truncated)" : "");
+		if ((long long)listed < total)
+			printf(", the last %zu listed", listed);
+		putchar('\n');
 		print_units(db, json_object_get(res, "units"));
 		print_kinds(json_object_get(res, "kinds"));
 	}

@@ -659,12 +659,18 @@ q_pred(struct q *q, int64_t dst, unsigned kinds, const struct tset *seen, int64_
 	return 0;
 }
 
-struct hop {
-	int64_t id, unit, ts, dur;
-	char *name;	/* malloc'd */
+/* A hop of the path as walked (all of them, for the totals). */
+struct step {
+	int64_t unit, ts, dur;
 	int kind;	/* edge from the previous hop, -1 for the first */
-	char *label;	/* malloc'd or NULL */
 	int64_t wait, work;	/* the hop's share of the path */
+};
+
+/* What is listed of the latest hops, the first max_hops walked. */
+struct hop {
+	int64_t id;
+	char *name;	/* malloc'd */
+	char *label;	/* malloc'd or NULL */
 };
 
 struct unit_sum {
@@ -696,7 +702,7 @@ unit_sum_by_share(const void *a, const void *b)
  * "work_ns", "wait_ns"}] (a hop's waiting counts on the unit that waited).
  */
 static json_t *
-units_json(const struct hop *hops, size_t n)
+units_json(const struct step *hops, size_t n)
 {
 	struct unit_sum *u = tc_xcalloc(n ? n : 1, sizeof(*u));
 	json_t *arr = json_array();
@@ -731,7 +737,7 @@ units_json(const struct hop *hops, size_t n)
  * hop has none).  Waiting is what that kind of dependency cost.
  */
 static json_t *
-kinds_json(const struct hop *hops, size_t n)
+kinds_json(const struct step *hops, size_t n)
 {
 	int64_t c[ST_EDGE_NKINDS][3] = { { 0 } };
 	json_t *o = json_object();
@@ -754,13 +760,14 @@ kinds_json(const struct hop *hops, size_t n)
 
 json_t *
 deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_ns,
-		   unsigned kinds, int max_hops, struct tc_err *err)
+		   unsigned kinds, int max_hops, int budget, struct tc_err *err)
 {
 	struct q q = { .db = db, .err = err };
 	struct tset seen = { 0 };
+	struct step *steps = NULL;
 	struct hop *hops = NULL;
 	struct evinfo ev = { 0 }, pe;	/* the hop, its program-order predecessor */
-	size_t n = 0, cap = 0;
+	size_t n = 0, nh = 0, cap = 0;
 	int64_t cur, wait_sum = 0, work_sum = 0, frontier;
 	json_t *res = NULL, *jh;
 	bool truncated = false;
@@ -769,6 +776,8 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 		kinds = DEPS_KINDS_ALL;
 	if (max_hops <= 0)
 		max_hops = DEPS_CP_HOPS;
+	if (budget <= 0)
+		budget = DEPS_CP_BUDGET;
 	if (end_ns <= 0 && start_ns <= 0 && !end_eid) {
 		start_ns = INT64_MIN;
 		end_ns = INT64_MAX;
@@ -782,6 +791,7 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 		if (last_ending(&q, start_ns, end_ns, &cur))
 			goto out;
 	}
+	hops = tc_xcalloc((size_t)TC_MIN(max_hops, budget), sizeof(*hops));
 	while (cur) {
 		int64_t next = 0, best_fin = INT64_MIN;
 		int best_kind = -1;
@@ -792,10 +802,11 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 			goto out;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
-			hops = tc_xrealloc(hops, cap * sizeof(*hops));
+			steps = tc_xrealloc(steps, cap * sizeof(*steps));
 		}
-		hops[n++] = (struct hop){ .id = ev.id, .unit = ev.unit, .ts = ev.ts, .dur = ev.dur,
-					  .name = tc_xstrdup(ev.name), .kind = -1 };
+		steps[n++] = (struct step){ .unit = ev.unit, .ts = ev.ts, .dur = ev.dur, .kind = -1 };
+		if (nh < (size_t)max_hops)
+			hops[nh++] = (struct hop){ .id = ev.id, .name = tc_xstrdup(ev.name) };
 		tset_add(&seen, cur, 0, 0);
 		/*
 		 * The predecessor that finished last, skipping visited ones: the
@@ -824,14 +835,17 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 		}
 		if (next && best_fin < start_ns)
 			next = 0;	/* the predecessor lies before the window */
-		if (next && n >= (size_t)max_hops) {
+		if (next && n >= (size_t)budget) {
 			truncated = true;	/* there is more, beyond the budget */
 			next = 0;
 		}
 		if (next) {
 			/* record the edge on the hop it leads into (the current one) */
-			hops[n - 1].kind = best_kind;
-			hops[n - 1].label = best_label;
+			steps[n - 1].kind = best_kind;
+			if (n <= nh)
+				hops[n - 1].label = best_label;
+			else
+				free(best_label);
 		} else {
 			free(best_label);
 		}
@@ -846,9 +860,9 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 	 * frontier.  A kernel that starts before its launch call returns adds
 	 * only its end past the call's, so the parts sum to the path's span.
 	 */
-	frontier = n ? hops[n - 1].ts : 0;
+	frontier = n ? steps[n - 1].ts : 0;
 	for (size_t k = n; k-- > 0;) {
-		struct hop *h = &hops[k];
+		struct step *h = &steps[k];
 		int64_t end = h->ts + h->dur, from = TC_MAX(h->ts, frontier);
 
 		h->wait = TC_MAX(h->ts - frontier, (int64_t)0);
@@ -857,30 +871,32 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 		work_sum += h->work;
 		frontier = TC_MAX(frontier, end);
 	}
-	/* hops[k].kind is the edge from hops[k + 1] into hops[k] */
+	/* the latest nh hops; steps[k].kind is the edge from hop k + 1 into hop k */
 	jh = json_array();
-	for (size_t k = n; k-- > 0;) {
-		const struct hop *h = &hops[k];
+	for (size_t k = nh; k-- > 0;) {
+		const struct step *h = &steps[k];
 		bool edge = k + 1 < n && h->kind >= 0;
 
 		json_array_append_new(jh, json_pack(
-			"{s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:s?,s:s?}", "id", (json_int_t)h->id,
-			"name", h->name, "unit", (json_int_t)h->unit, "ts", (json_int_t)h->ts,
+			"{s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:s?,s:s?}", "id", (json_int_t)hops[k].id,
+			"name", hops[k].name, "unit", (json_int_t)h->unit, "ts", (json_int_t)h->ts,
 			"dur", (json_int_t)h->dur, "wait_ns", (json_int_t)h->wait, "work_ns",
 			(json_int_t)h->work, "kind", edge ? st_edge_kind_name(h->kind) : NULL,
-			"label", edge ? h->label : NULL));
+			"label", edge ? hops[k].label : NULL));
 	}
-	res = json_pack("{s:o,s:o,s:o,s:I,s:I,s:I,s:b}", "hops", jh, "units",
-			units_json(hops, n), "kinds", kinds_json(hops, n),
-			"total_ns", (json_int_t)(n ? frontier - hops[n - 1].ts : 0),
-			"wait_ns", (json_int_t)wait_sum, "work_ns", (json_int_t)work_sum,
-			"truncated", truncated);
+	res = json_pack("{s:o,s:I,s:o,s:o,s:I,s:I,s:I,s:b}", "hops", jh, "hops_total",
+			(json_int_t)n, "units", units_json(steps, n), "kinds",
+			kinds_json(steps, n), "total_ns",
+			(json_int_t)(n ? frontier - steps[n - 1].ts : 0), "wait_ns",
+			(json_int_t)wait_sum, "work_ns", (json_int_t)work_sum, "truncated",
+			truncated);
 out:
-	for (size_t k = 0; k < n; k++) {
+	for (size_t k = 0; k < nh; k++) {
 		free(hops[k].name);
 		free(hops[k].label);
 	}
 	free(hops);
+	free(steps);
 	free(seen.v);
 	q_done(&q);
 	return res;

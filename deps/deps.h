@@ -35,8 +35,10 @@ bool deps_enabled(void);
 #define DEPS_DIR_IN  1	/* predecessors: what this waited on */
 #define DEPS_DIR_OUT 2	/* successors: what waited on this */
 #define DEPS_KINDS_ALL 0xfu	/* bit (1 << enum st_edge_kind) */
-#define DEPS_CP_HOPS 10000	/* critical path: hops walked unless told */
+#define DEPS_CP_HOPS 10000	/* critical path: the latest hops listed unless told */
 #define DEPS_CP_HOPS_MAX 100000	/* and the most a caller may ask for */
+#define DEPS_CP_BUDGET 200000	/* hops walked (for the totals) unless told */
+#define DEPS_CP_BUDGET_MAX 1000000	/* and the most a caller may ask for */
 
 /**
  * deps_event_edges - edges into and out of event @eid by kind, stored ones
@@ -66,14 +68,16 @@ json_t *deps_chain(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth,
 /**
  * deps_critical_path - walk back from @end_eid (or, when 0, the event that
  * ends last in [@start_ns, @end_ns]) along the predecessor whose completion
- * came last, at most @max_hops hops (0: DEPS_CP_HOPS): {"hops": [{"id",
- * "name","unit","ts","dur","kind","label","wait_ns","work_ns"}], "units":
- * [{"unit","hops","work_ns","wait_ns"}], "total_ns", "wait_ns", "work_ns",
- * "truncated"}.  Hops are listed from the first to the last event; units
- * sum the hops by unit, the largest working share first; truncated: the
- * walk stopped at @max_hops.
+ * came last, at most @budget hops (0: DEPS_CP_BUDGET): {"hops": [{"id",
+ * "name","unit","ts","dur","kind","label","wait_ns","work_ns"}],
+ * "hops_total", "units": [{"unit","hops","work_ns","wait_ns"}], "kinds":
+ * {"KIND": {"hops","work_ns","wait_ns"}}, "total_ns", "wait_ns", "work_ns",
+ * "truncated"}.  hops lists the latest @max_hops (0: DEPS_CP_HOPS) of the
+ * hops_total walked, first to last; the totals, units (largest working share
+ * first) and kinds (by the edge into each hop) cover every hop walked;
+ * truncated: the walk stopped at @budget with more path before it.
  */
 json_t *deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_ns,
-			   unsigned kinds, int max_hops, struct tc_err *err);
+			   unsigned kinds, int max_hops, int budget, struct tc_err *err);
 
 #endif /* DEPS_DEPS_H */

@@ -1021,12 +1021,13 @@ static enum MHD_Result
 api_critical(struct srv_req *r, struct srv_pool_conn *c)
 {
 	struct tc_err err = { 0 };
-	int64_t start, end, eid = 0, max_hops = DEPS_CP_HOPS;
+	int64_t start, end, eid = 0, max_hops = DEPS_CP_HOPS, budget = DEPS_CP_BUDGET;
 	unsigned kinds;
 
 	if (window_get(r, c, &start, &end) < 0 || kinds_get(r, &kinds) < 0 ||
 	    srv_arg_i64(r, "event", &eid, 0, INT64_MAX) < 0 ||
-	    srv_arg_i64(r, "max_hops", &max_hops, 1, DEPS_CP_HOPS_MAX) < 0)
+	    srv_arg_i64(r, "max_hops", &max_hops, 1, DEPS_CP_HOPS_MAX) < 0 ||
+	    srv_arg_i64(r, "budget", &budget, 1, DEPS_CP_BUDGET_MAX) < 0)
 		goto put;
 	if (eid && !event_exists(c->db, eid)) {
 		srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
@@ -1034,7 +1035,7 @@ api_critical(struct srv_req *r, struct srv_pool_conn *c)
 	}
 	read_begin(c);
 	return deps_reply(r, c, deps_critical_path(c->db, eid, start, end, kinds,
-							     (int)max_hops, &err), &err);
+							     (int)max_hops, (int)budget, &err), &err);
 put:
 	srv_pool_put(r->srv, c);
 	return MHD_YES;

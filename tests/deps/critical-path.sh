@@ -53,15 +53,24 @@ awk '/^ *unit +name/ { on = 1; next } /^via / { on = 0 } on && NF { print $2, $3
 is "$(tr '\n' ' ' <"$T/units.txt")" "dma 2 20000 5000 pe 1 20000 2000 act 1 10000 3000 " \
 	"the text form ends with the time by unit, named"
 
-# --max-hops: the walk stops there, the latest hops kept, the totals theirs.
+# --max-hops lists the latest hops; the totals still cover the whole path.
+# --budget stops the walk there (truncated), the totals then the hops walked.
 "$NX" critical-path --data "$T/d" "$id" --max-hops 2 --json >"$T/cp-max.json"
-is "$(jget "$T/cp-max.json" "' '.join(h['name'] for h in j['hops']), j['truncated'], j['total_ns'], sum(u['hops'] for u in j['units'])")" \
-	"compute2 store True 25000 2" "--max-hops 2: the last two hops, truncated"
-for bad in 0 -1 100001 x; do
-	"$NX" critical-path --data "$T/d" "$id" --max-hops "$bad" >/dev/null 2>"$T/err"
-	is "$?" 2 "--max-hops $bad: usage error"
+is "$(jget "$T/cp-max.json" "' '.join('%s/%s' % (h['name'], h['kind']) for h in j['hops']), j['hops_total'], j['truncated'], j['total_ns'], sum(u['hops'] for u in j['units'])")" \
+	"compute2/flow store/flow 4 False 60000 4" \
+	"--max-hops 2: the last two hops listed (the first with the edge into it), the totals whole"
+"$NX" critical-path --data "$T/d" "$id" --budget 2 --json >"$T/cp-budget.json"
+is "$(jget "$T/cp-budget.json" "' '.join(h['name'] for h in j['hops']), j['hops_total'], j['truncated'], j['total_ns'], sum(u['hops'] for u in j['units'])")" \
+	"compute2 store 2 True 25000 2" "--budget 2: the walk stops after two hops, truncated"
+"$NX" critical-path --data "$T/d" "$id" --max-hops 2 >"$T/cp-max.txt"
+check "the text form says how many are listed" \
+	grep -q "over 4 hops, the last 2 listed" "$T/cp-max.txt"
+for bad in "--max-hops 0" "--max-hops -1" "--max-hops 100001" "--max-hops x" "--budget 0" \
+	"--budget 1000001"; do
+	"$NX" critical-path --data "$T/d" "$id" $bad >/dev/null 2>"$T/err"
+	is "$?" 2 "$bad: usage error"
 done
-check "it says the range" grep -q "bad --max-hops \"x\" (1 to 100000)" "$T/err"
+check "it says the range" grep -q "bad --budget \"1000001\" (1 to 1000000)" "$T/err"
 
 # A kernel that starts before its launch call returns (overlap.json: launch
 # 0-54 us, kernel 44-117 us, then copy 120-125 us on the kernel's stream):

@@ -84,7 +84,8 @@ for q in "timeline?start=abc" "timeline?px=0" "timeline?px=-5" "timeline?px=1e3"
 	"timeline?start=99999999999999999999" "summary?end=-" "search" "search?q=" \
 	"search?q=a&limit=-1" "search?q=a&limit=100000" "deps/1?kinds=bogus" "deps/1?dir=up" \
 	"deps/1?depth=0" "critical-path?kinds=x" "timeline?start=-4000000000000000000" \
-	"critical-path?max_hops=0" "critical-path?max_hops=100001" "critical-path?max_hops=x"; do
+	"critical-path?max_hops=0" "critical-path?max_hops=100001" "critical-path?max_hops=x" \
+	"critical-path?budget=0" "critical-path?budget=1000001"; do
 	is "$(req GET "/api/traces/$ID/$q")" 400 "malformed $q: 400"
 done
 is "$(errcode)" bad_param "400 code bad_param"

@@ -117,9 +117,13 @@ is "$(req GET "/api/traces/$ID/critical-path")" 200 "critical-path"
 is "$(jget "$T/body" '"hops" in j and "total_ns" in j')" True "critical-path shape"
 is "$(jget "$T/body" 'sum(u["hops"] for u in j["units"]) == len(j["hops"]) and sum(u["work_ns"] + u["wait_ns"] for u in j["units"]) == j["total_ns"]')" \
 	True "critical-path units share out its hops and time"
+n=$(jget "$T/body" 'j["hops_total"]')
 is "$(req GET "/api/traces/$ID/critical-path?max_hops=1")" 200 "critical-path?max_hops=1"
-is "$(jget "$T/body" 'len(j["hops"]), j["truncated"], len(j["units"])')" "1 True 1" \
-	"max_hops stops the walk: truncated"
+is "$(jget "$T/body" 'len(j["hops"]), j["hops_total"], j["truncated"]')" "1 $n False" \
+	"max_hops lists the latest hop; the walk goes on"
+is "$(req GET "/api/traces/$ID/critical-path?budget=1")" 200 "critical-path?budget=1"
+is "$(jget "$T/body" 'len(j["hops"]), j["hops_total"], j["truncated"] == ('"$n"' > 1)')" "1 1 True" \
+	"budget stops the walk (truncated when there was more)"
 
 # static files
 is "$(req GET /)" 200 "GET / serves index.html"

@@ -100,7 +100,7 @@ main(void)
 	j = deps_event_edges(db, 12345, &err);
 	ok(j == NULL && err.code == -ENOENT, "a missing event is -ENOENT");
 
-	j = deps_critical_path(db, 0, 0, 0, DEPS_KINDS_ALL, 0, &err);
+	j = deps_critical_path(db, 0, 0, 0, DEPS_KINDS_ALL, 0, 0, &err);
 	is_int(json_array_size(json_object_get(j, "hops")), 4, "critical path has four hops");
 	json_decref(j);
 

@@ -1333,8 +1333,11 @@ export class Timeline {
 		/* the figures keep their case: an upper-case "µs" reads as "MS" */
 		clear(box).append(el('h4', null, 'Critical path: ',
 			el('span', { class: 'figures' }, `${fmtDur(c.total_ns)} (work ${fmtDur(c.work_ns)}, wait ${fmtDur(c.wait_ns)})`),
-			c.truncated ? el('span', { class: 'muted', title: 'the walk stops after this many hops (the API\'s max_hops); zoom in or select an event for an earlier part' },
-				` · truncated to the last ${fmtCount((c.hops || []).length)} hops`) : ''));
+			el('span', { class: 'muted' }, ` · ${fmtCount(c.hops_total ?? (c.hops || []).length)} hops`),
+			(c.hops || []).length < (c.hops_total ?? 0) ? el('span', { class: 'muted', title: 'the table and the arrows show the latest hops (the API\'s max_hops); the totals cover every hop walked' },
+				`, the last ${fmtCount(c.hops.length)} listed`) : '',
+			c.truncated ? el('span', { class: 'muted', title: 'the walk stopped at its budget (the API\'s budget): zoom in or select an event for an earlier part' },
+				' · truncated') : ''));
 		/* where the path's time went, by unit: the bottleneck first */
 		const span = c.total_ns || 1;
 		const ub = el('tbody');
