@@ -17,6 +17,7 @@
 #include "deps/deps.h"
 
 #define PO_LABEL "program order"
+#define CHILD_LABEL "last child"	/* a slice returns after its last child */
 #define EDGES_LIST_MAX 1000	/* per direction in deps_event_edges() */
 #define PO_MAX_CLIMB 256	/* ancestors the critical path climbs through */
 
@@ -29,11 +30,12 @@ struct q {
 struct evinfo {
 	int64_t id, unit, ts, dur;
 	int depth, kind, unit_kind;
+	int unit_depth;		/* the deepest slice of its unit */
 	char name[256];
 };
 
 static const char ev_sql[] =
-	"SELECT v.id, v.unit, v.ts, v.dur, v.depth, v.kind, u.kind, s.s FROM events v "
+	"SELECT v.id, v.unit, v.ts, v.dur, v.depth, v.kind, u.kind, s.s, u.max_depth FROM events v "
 	"JOIN units u ON u.id = v.unit LEFT JOIN strings s ON s.id = v.name WHERE v.id = ?1";
 /* The slice of depth ?2 that starts last at or before ?3 (a candidate parent). */
 static const char parent_sql[] =
@@ -113,6 +115,7 @@ q_event(struct q *q, int64_t id, struct evinfo *ev)
 	ev->kind = sqlite3_column_int(q->ev, 5);
 	ev->unit_kind = sqlite3_column_int(q->ev, 6);
 	name = sqlite3_column_text(q->ev, 7);
+	ev->unit_depth = sqlite3_column_int(q->ev, 8);
 	snprintf(ev->name, sizeof(ev->name), "%s", name ? (const char *)name : "");
 	sqlite3_reset(q->ev);
 	return 0;
@@ -235,6 +238,34 @@ q_po_climb(struct q *q, const struct evinfo *ev, char *via, size_t vlen)
 		cur = par;
 	}
 	return 0;
+}
+
+struct tset;
+static bool tset_has(const struct tset *s, int64_t a, int64_t b, int c);
+
+/*
+ * For the critical path: the last child of @ev into *@c, if @ev has one not
+ * in @seen (a slice on an in-order unit returns after its last child: the
+ * slice one level down that starts last within it and ends within it).
+ */
+static bool
+q_last_child(struct q *q, const struct evinfo *ev, const struct tset *seen, struct evinfo *c)
+{
+	int64_t id;
+
+	if (!in_order(ev) || ev->dur <= 0 || ev->depth >= ev->unit_depth)
+		return false;	/* nothing nests under it */
+	id = q_one(q, &q->prev, prev_sql, ev, ev->depth + 1, ev->ts, ev->ts + ev->dur, INT64_MAX);
+	if (!id || tset_has(seen, id, 0, 0) || q_event(q, id, c)) {
+		tc_err_clear(q->err);
+		c->id = 0;
+		return false;
+	}
+	if (c->ts + c->dur > ev->ts + ev->dur) {
+		c->id = 0;	/* it broke nesting: not a child */
+		return false;
+	}
+	return true;
 }
 
 static json_t *
@@ -663,7 +694,13 @@ q_pred(struct q *q, int64_t dst, unsigned kinds, const struct tset *seen, int64_
 struct step {
 	int64_t unit, ts, dur;
 	int kind;	/* edge from the previous hop, -1 for the first */
+	int64_t cover;	/* start of the outermost slice around it on the path, else INT64_MAX */
 	int64_t wait, work;	/* the hop's share of the path */
+};
+
+/* Slices the path went down into (through their last child), still around it. */
+struct around {
+	int64_t unit, ts, end;
 };
 
 /* What is listed of the latest hops, the first max_hops walked. */
@@ -701,6 +738,31 @@ unit_sum_by_share(const void *a, const void *b)
  * The path's time per unit, largest working share first: [{"unit", "hops",
  * "work_ns", "wait_ns"}] (a hop's waiting counts on the unit that waited).
  */
+/*
+ * Where hop @ev's waiting could start: the start of the outermost slice the
+ * path went down into that holds it (the gap between two of its children
+ * is its own work), INT64_MAX when none does.  Slices on @ev's unit that do
+ * not hold it are dropped from @ar: the walk goes back in time on a unit,
+ * so it will not be inside them again.
+ */
+static int64_t
+around_cover(struct around *ar, size_t *nar, const struct evinfo *ev)
+{
+	int64_t cover = INT64_MAX, end = ev->ts + ev->dur;
+	size_t m = 0;
+
+	for (size_t k = 0; k < *nar; k++) {
+		if (ar[k].unit != ev->unit) {
+			ar[m++] = ar[k];
+		} else if (ar[k].ts <= ev->ts && end <= ar[k].end) {
+			cover = TC_MIN(cover, ar[k].ts);
+			ar[m++] = ar[k];
+		}
+	}
+	*nar = m;
+	return cover;
+}
+
 static json_t *
 units_json(const struct step *hops, size_t n)
 {
@@ -766,9 +828,12 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 	struct tset seen = { 0 };
 	struct step *steps = NULL;
 	struct hop *hops = NULL;
-	struct evinfo ev = { 0 }, pe;	/* the hop, its program-order predecessor */
+	struct around *ar = NULL;
+	size_t nar = 0, arcap = 0;
+	/* the hop, its program-order predecessor and its last child */
+	struct evinfo ev = { 0 }, pe, ce;
 	size_t n = 0, nh = 0, cap = 0;
-	int64_t cur, wait_sum = 0, work_sum = 0, frontier;
+	int64_t cur, wait_sum = 0, work_sum = 0, frontier, start;
 	json_t *res = NULL, *jh;
 	bool truncated = false;
 
@@ -804,7 +869,8 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 			cap = cap ? cap * 2 : 64;
 			steps = tc_xrealloc(steps, cap * sizeof(*steps));
 		}
-		steps[n++] = (struct step){ .unit = ev.unit, .ts = ev.ts, .dur = ev.dur, .kind = -1 };
+		steps[n++] = (struct step){ .unit = ev.unit, .ts = ev.ts, .dur = ev.dur, .kind = -1,
+					    .cover = around_cover(ar, &nar, &ev) };
 		if (nh < (size_t)max_hops)
 			hops[nh++] = (struct hop){ .id = ev.id, .name = tc_xstrdup(ev.name) };
 		tset_add(&seen, cur, 0, 0);
@@ -814,15 +880,23 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 		 * lookups; among stored ones the larger id on equal ends, and a
 		 * stored one over program order on equal ends.
 		 */
-		pe.id = 0;
+		pe.id = ce.id = 0;
+		if ((kinds & (1u << ST_EDGE_ORDER)) && q_last_child(&q, &ev, &seen, &ce)) {
+			next = ce.id;
+			best_kind = ST_EDGE_ORDER;
+			best_fin = ce.ts + ce.dur;
+			best_label = tc_xstrdup(CHILD_LABEL);
+		}
 		if (kinds & (1u << ST_EDGE_ORDER)) {
 			char via[sizeof(pe.name)];
 			int64_t p = q_po_climb(&q, &ev, via, sizeof(via));
 
-			if (p && !tset_has(&seen, p, 0, 0) && !q_event(&q, p, &pe)) {
+			if (p && !tset_has(&seen, p, 0, 0) && !q_event(&q, p, &pe) &&
+			    (!next || pe.ts + pe.dur > best_fin)) {
 				next = p;
 				best_kind = ST_EDGE_ORDER;
 				best_fin = pe.ts + pe.dur;
+				free(best_label);
 				best_label = via[0] ? tc_xasprintf(PO_LABEL " via %s", via) :
 						      tc_xstrdup(PO_LABEL);
 			}
@@ -849,8 +923,16 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 		} else {
 			free(best_label);
 		}
-		if (next && next == pe.id)
+		if (next && next == pe.id) {
 			ev = pe;
+		} else if (next && next == ce.id) {
+			if (nar == arcap) {
+				arcap = arcap ? 2 * arcap : 16;
+				ar = tc_xrealloc(ar, arcap * sizeof(*ar));
+			}
+			ar[nar++] = (struct around){ ev.unit, ev.ts, ev.ts + ev.dur };
+			ev = ce;
+		}
 		cur = next;
 	}
 	/*
@@ -860,13 +942,17 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 	 * frontier.  A kernel that starts before its launch call returns adds
 	 * only its end past the call's, so the parts sum to the path's span.
 	 */
-	frontier = n ? steps[n - 1].ts : 0;
+	/* the path starts where the first hop or the slices it lies in start */
+	frontier = n ? TC_MIN(steps[n - 1].ts, steps[n - 1].cover) : 0;
+	start = frontier;
 	for (size_t k = n; k-- > 0;) {
 		struct step *h = &steps[k];
 		int64_t end = h->ts + h->dur, from = TC_MAX(h->ts, frontier);
 
-		h->wait = TC_MAX(h->ts - frontier, (int64_t)0);
-		h->work = TC_MAX(end - from, (int64_t)0);
+		/* a gap inside a slice the path went down into is that slice's own work */
+		h->wait = TC_MAX(TC_MIN(h->ts, h->cover) - frontier, (int64_t)0);
+		h->work = TC_MAX(end - from, (int64_t)0) +
+			  TC_MAX(h->ts - TC_MAX(frontier, h->cover), (int64_t)0);
 		wait_sum += h->wait;
 		work_sum += h->work;
 		frontier = TC_MAX(frontier, end);
@@ -887,7 +973,7 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 	res = json_pack("{s:o,s:I,s:o,s:o,s:I,s:I,s:I,s:b}", "hops", jh, "hops_total",
 			(json_int_t)n, "units", units_json(steps, n), "kinds",
 			kinds_json(steps, n), "total_ns",
-			(json_int_t)(n ? frontier - steps[n - 1].ts : 0), "wait_ns",
+			(json_int_t)(frontier - start), "wait_ns",
 			(json_int_t)wait_sum, "work_ns", (json_int_t)work_sum, "truncated",
 			truncated);
 out:
@@ -897,6 +983,7 @@ out:
 	}
 	free(hops);
 	free(steps);
+	free(ar);
 	free(seen.v);
 	q_done(&q);
 	return res;

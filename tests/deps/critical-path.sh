@@ -111,12 +111,14 @@ is "$("$NX" sql --data "$T/d" "$id" "SELECT kind FROM units WHERE name = 'PyTorc
 # stream or thread (kC), not at the profiler's span around everything.
 "$NX" critical-path --data "$T/d" "$id" --json >"$T/cp6.json"
 is "$(jget "$T/cp6.json" "' '.join('%s/%s/%s/%d/%d' % (h['name'], h['kind'], h['label'], h['wait_ns'], h['work_ns']) for h in j['hops'])")" \
-	"step1/None/None/0/100000 launchC/order/program order via step2/25000/5000 kC/flow/launch:3/2000/168000" \
-	"the last kernel waits for its launch, which the thread reached after step1"
+	"launchA/None/None/0/20000 opA/order/last child/0/10000 prepB/order/program order via opB/0/20000 launchB/order/program order/0/20000 opB/order/last child/0/20000 step1/order/last child/0/10000 launchC/order/program order via step2/25000/5000 kC/flow/launch:3/2000/168000" \
+	"the last kernel waits for its launch, which the thread reached after step1, which returned after its ops"
+is "$(jget "$T/cp6.json" "j['total_ns'], j['wait_ns'], j['work_ns']")" "300000 27000 273000" \
+	"the gaps between a slice's children are its work: waiting is only before launchC and kC"
 "$NX" critical-path --data "$T/d" "$id" --event "$(eid "$id" kB)" --json >"$T/cp7.json"
 is "$(jget "$T/cp7.json" "' '.join('%s/%s' % (h['name'], h['label']) for h in j['hops'])")" \
-	"opA/None prepB/program order via opB launchB/program order kB/launch:2" \
-	"from a kernel back along its launch, its sibling and the enclosing op's sibling"
+	"launchA/None opA/last child prepB/program order via opB launchB/program order kB/launch:2" \
+	"from a kernel back along its launch, its sibling, the enclosing op's sibling and its last child"
 # The same trace as Perfetto (thread and stream tracks): the same answers.
 "$NX" convert "$DD/nested.json" "$T/nested.pftrace"
 ok $? "nested.json converts to Perfetto"
@@ -125,7 +127,7 @@ id=$(ingest_id "$T/nested.pftrace")
 ok $? "and ingests back"
 "$NX" critical-path --data "$T/d" "$id" --event "$(eid "$id" kB)" --json >"$T/cp8.json"
 is "$(jget "$T/cp8.json" "' '.join('%s/%s' % (h['name'], h['label']) for h in j['hops'])")" \
-	"opA/None prepB/program order via opB launchB/program order kB/launch:2" \
+	"launchA/None opA/last child prepB/program order via opB launchB/program order kB/launch:2" \
 	"the same path from the Perfetto trace"
 is "$(po launchB in) / $(po opB in)" "prepB / opA" "and the same siblings"
 done_testing
