@@ -221,6 +221,17 @@ out:
 	return rc;
 }
 
+/* @arg as a count in [1, @max] into *@out, or 2 after saying which @opt was bad. */
+static int
+parse_count(const char *arg, const char *opt, int64_t max, int64_t *out)
+{
+	if (!tc_parse_i64(arg, out) && *out >= 1 && *out <= max)
+		return 0;
+	fprintf(stderr, "neuron-explorer critical-path: bad %s \"%s\" (1 to %lld)\n", opt, arg,
+		(long long)max);
+	return 2;
+}
+
 /* The path's time by unit (the "units" of a critical path), with the units' names. */
 static void
 print_units(sqlite3 *db, json_t *units)
@@ -316,20 +327,11 @@ cmd_critical_path(int argc, char **argv)
 			}
 			break;
 		case 'm':
-			if (tc_parse_i64(optarg, &max_hops) || max_hops < 1 ||
-			    max_hops > DEPS_CP_HOPS_MAX) {
-				fprintf(stderr, "neuron-explorer critical-path: bad --max-hops \"%s\" "
-					"(1 to %d)\n", optarg, DEPS_CP_HOPS_MAX);
-				return 2;
-			}
-			break;
 		case 'b':
-			if (tc_parse_i64(optarg, &budget) || budget < 1 ||
-			    budget > DEPS_CP_BUDGET_MAX) {
-				fprintf(stderr, "neuron-explorer critical-path: bad --budget \"%s\" "
-					"(1 to %d)\n", optarg, DEPS_CP_BUDGET_MAX);
+			if (parse_count(optarg, c == 'm' ? "--max-hops" : "--budget",
+					c == 'm' ? DEPS_CP_HOPS_MAX : DEPS_CP_BUDGET_MAX,
+					c == 'm' ? &max_hops : &budget))
 				return 2;
-			}
 			break;
 		case 'j':
 			json = true;

@@ -130,6 +130,24 @@ fresh_db(const char *path)
 	return db;
 }
 
+/* How many of the lookups dst = @id and src = @id differ from what went in. */
+static int
+by_ends_bad(sqlite3 *db, int64_t id)
+{
+	char *g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", id, 0);
+	char *w = want(m_dst, id, 0);
+	int bad = strcmp(g, w) != 0;
+
+	free(g);
+	free(w);
+	g = got(db, "SELECT src, dst, kind, label FROM edges WHERE src = ?", id, 0);
+	w = want(m_src, id, 0);
+	bad += strcmp(g, w) != 0;
+	free(g);
+	free(w);
+	return bad;
+}
+
 /* Collect every edge with memory budget @ram, finish, and check the reads. */
 static void
 round_trip(const char *path, size_t ram, const char *what)
@@ -172,16 +190,7 @@ round_trip(const char *path, size_t ram, const char *what)
 	}
 	is_int(bad, 0, "kind = ? scans");
 	for (int64_t id = 0; id <= NEV; id += id < 600 ? 1 : 97) {
-		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", id, 0);
-		w = want(m_dst, id, 0);
-		bad += strcmp(g, w) != 0;
-		free(g);
-		free(w);
-		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE src = ?", id, 0);
-		w = want(m_src, id, 0);
-		bad += strcmp(g, w) != 0;
-		free(g);
-		free(w);
+		bad += by_ends_bad(db, id);
 		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ? AND kind = ?",
 			id, id % 4);
 		w = want(m_dst_kind, id, id % 4);
@@ -193,18 +202,8 @@ round_trip(const char *path, size_t ram, const char *what)
 	is_int(bad, 0, "dst = ?, src = ? and dst = ? AND kind = ? lookups");
 	ok(checked > 700, "%s: %d ids looked up", what, checked);
 	/* backwards through the first blocks, as a critical path walks */
-	for (int64_t id = 600; id-- > 0;) {
-		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", id, 0);
-		w = want(m_dst, id, 0);
-		bad += strcmp(g, w) != 0;
-		free(g);
-		free(w);
-		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE src = ?", id, 0);
-		w = want(m_src, id, 0);
-		bad += strcmp(g, w) != 0;
-		free(g);
-		free(w);
-	}
+	for (int64_t id = 600; id-- > 0;)
+		bad += by_ends_bad(db, id);
 	ok(bad == 0, "%s: the same lookups in descending order", what);
 	/* both ends given: the pair, and a pair that is not an edge */
 	g = got(db, "SELECT src, dst, kind, label FROM edges WHERE src = ? AND dst = ?",

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * deps/deps-critical.c - the critical path: from the event that ends last
+ * in a window (or a chosen one) back along the predecessor that finished
+ * last, over stored edges and program order (deps-query.h: climbing out of
+ * first children, down into last children), with each hop's waiting and
+ * working time and the path's time by unit and by edge kind.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "deps/deps-query.h"
+
+/*
+ * The stored edges into ?1 of the kinds in mask ?2 whose source ends at ?3
+ * or later, with that end, in no particular order: the events table skips a
+ * chunk whose latest end is earlier without decoding it, so sources that
+ * cannot finish last (most of those a buffer's old writes give) cost little.
+ */
+static const char pred_sql[] =
+	"SELECT e.src, e.kind, v.ts_end FROM edges e JOIN events v ON v.id = e.src "
+	"WHERE e.dst = ?1 AND ((1 << e.kind) & ?2) != 0 AND v.ts_end >= ?3";
+/* The label of the first edge ?2 -> ?1 of kind ?3. */
+static const char label_sql[] =
+	"SELECT label FROM edges WHERE dst = ?1 AND src = ?2 AND kind = ?3 LIMIT 1";
+
+/*
+ * The top-level slice ending last in [start, end] into *@out (0 if none):
+ * on the in-order units (engines, queues, streams, threads), where the
+ * work is, or else on any unit (a span on a track of its own, such as
+ * Kineto's "PyTorch Profiler (0)", would otherwise end the path at
+ * itself).  Return: 0 or -errno with the error set.
+ */
+static int
+last_ending(struct dq *q, int64_t start, int64_t end, int64_t *out)
+{
+	sqlite3_stmt *units = NULL, *st = NULL;
+	int64_t best[2] = { 0, 0 }, best_end[2] = { INT64_MIN, INT64_MIN };
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(q->db, "SELECT id, kind FROM units", -1, &units, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(q->db,
+			       "SELECT id, ts + dur FROM events WHERE unit = ?1 AND depth = 0 "
+			       "AND ts >= ?2 AND ts <= ?3 AND ts + dur <= ?3 AND kind = 0 "
+			       "ORDER BY ts DESC LIMIT 1", -1, &st, NULL) != SQLITE_OK) {
+		rc = tc_err_set(q->err, -EIO, "critical path: %s", sqlite3_errmsg(q->db));
+		goto out;
+	}
+	while (sqlite3_step(units) == SQLITE_ROW) {
+		struct dq_ev u = { .kind = ST_EV_SLICE, .unit_kind = sqlite3_column_int(units, 1) };
+		int k = dq_in_order(&u) ? 0 : 1;
+
+		sqlite3_bind_int64(st, 1, sqlite3_column_int64(units, 0));
+		sqlite3_bind_int64(st, 2, start);
+		sqlite3_bind_int64(st, 3, end);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			int64_t id = sqlite3_column_int64(st, 0), fin = sqlite3_column_int64(st, 1);
+
+			if (fin > best_end[k] || (fin == best_end[k] && id > best[k])) {
+				best[k] = id;
+				best_end[k] = fin;
+			}
+		}
+		sqlite3_reset(st);
+	}
+out:
+	sqlite3_finalize(units);
+	sqlite3_finalize(st);
+	*out = best[0] ? best[0] : best[1];
+	return rc;
+}
+
+/*
+ * Among the stored edges into @dst of @kinds whose source is not in @seen,
+ * the one whose source ends last (the larger source on equal ends), if it
+ * ends at or after @bound: then *@next, *@kind, *@fin and *@label (malloc'd;
+ * the previous one is freed) are its.  Return: 0 or -errno with the error
+ * set.
+ */
+static int
+q_pred(struct dq *q, int64_t dst, unsigned kinds, const struct dq_set *seen, int64_t bound,
+       int64_t *next, int *kind, int64_t *fin, char **label)
+{
+	int64_t best = 0, best_fin = bound;
+	int best_kind = -1, rc, s;
+	char *best_label = NULL;
+
+	if ((rc = dq_prep(q, &q->pred, pred_sql)))
+		return rc;
+	sqlite3_bind_int64(q->pred, 1, dst);
+	sqlite3_bind_int(q->pred, 2, (int)kinds);
+	sqlite3_bind_int64(q->pred, 3, bound);
+	while ((s = sqlite3_step(q->pred)) == SQLITE_ROW) {
+		int64_t src = sqlite3_column_int64(q->pred, 0), f = sqlite3_column_int64(q->pred, 2);
+
+		if (dq_set_has(seen, src, 0, 0))
+			continue;
+		if (best && (f < best_fin || (f == best_fin && src <= best)))
+			continue;	/* the first of equals: the order the edges came in */
+		best = src;
+		best_fin = f;
+		best_kind = sqlite3_column_int(q->pred, 1);
+	}
+	sqlite3_reset(q->pred);
+	if (s == SQLITE_DONE && best) {
+		/* its label: building every edge's label text would cost more */
+		if ((rc = dq_prep(q, &q->label, label_sql)))
+			return rc;
+		sqlite3_bind_int64(q->label, 1, dst);
+		sqlite3_bind_int64(q->label, 2, best);
+		sqlite3_bind_int(q->label, 3, best_kind);
+		s = sqlite3_step(q->label);
+		if (s == SQLITE_ROW) {
+			const unsigned char *l = sqlite3_column_text(q->label, 0);
+
+			best_label = l ? tc_xstrdup((const char *)l) : NULL;
+			s = SQLITE_DONE;
+		}
+		sqlite3_reset(q->label);
+	}
+	if (s != SQLITE_DONE) {
+		free(best_label);
+		return tc_err_set(q->err, -EIO, "critical path: %s", sqlite3_errmsg(q->db));
+	}
+	if (best) {
+		free(*label);
+		*label = best_label;
+		*next = best;
+		*kind = best_kind;
+		*fin = best_fin;
+	}
+	return 0;
+}
+
+/* A hop of the path as walked (all of them, for the totals). */
+struct step {
+	int64_t unit, ts, dur;
+	int kind;	/* edge from the previous hop, -1 for the first */
+	int64_t cover;	/* start of the outermost slice around it on the path, else INT64_MAX */
+	int64_t wait, work;	/* the hop's share of the path */
+};
+
+/* Slices the path went down into (through their last child), still around it. */
+struct around {
+	int64_t unit, ts, end;
+};
+
+/* What is listed of the latest hops, the first max_hops walked. */
+struct hop {
+	int64_t id;
+	char *name;	/* malloc'd */
+	char *label;	/* malloc'd or NULL */
+};
+
+struct unit_sum {
+	int64_t unit, hops, work, wait;
+};
+
+static int
+unit_sum_by_unit(const void *a, const void *b)
+{
+	const struct unit_sum *x = a, *y = b;
+
+	return (x->unit > y->unit) - (x->unit < y->unit);
+}
+
+static int
+unit_sum_by_share(const void *a, const void *b)
+{
+	const struct unit_sum *x = a, *y = b;
+
+	if (x->work != y->work)
+		return x->work < y->work ? 1 : -1;
+	if (x->wait != y->wait)
+		return x->wait < y->wait ? 1 : -1;
+	return unit_sum_by_unit(a, b);
+}
+
+/*
+ * Where hop @ev's waiting could start: the start of the outermost slice the
+ * path went down into that holds it (the gap between two of its children
+ * is its own work), INT64_MAX when none does.  Slices on @ev's unit that do
+ * not hold it are dropped from @ar: the walk goes back in time on a unit,
+ * so it will not be inside them again.
+ */
+static int64_t
+around_cover(struct around *ar, size_t *nar, const struct dq_ev *ev)
+{
+	int64_t cover = INT64_MAX, end = ev->ts + ev->dur;
+	size_t m = 0;
+
+	for (size_t k = 0; k < *nar; k++) {
+		if (ar[k].unit != ev->unit) {
+			ar[m++] = ar[k];
+		} else if (ar[k].ts <= ev->ts && end <= ar[k].end) {
+			cover = TC_MIN(cover, ar[k].ts);
+			ar[m++] = ar[k];
+		}
+	}
+	*nar = m;
+	return cover;
+}
+
+/*
+ * The path's time per unit, largest working share first: [{"unit", "hops",
+ * "work_ns", "wait_ns"}] (a hop's waiting counts on the unit that waited).
+ */
+static json_t *
+units_json(const struct step *hops, size_t n)
+{
+	struct unit_sum *u = tc_xcalloc(n ? n : 1, sizeof(*u));
+	json_t *arr = json_array();
+	size_t m = 0;
+
+	for (size_t k = 0; k < n; k++)
+		u[k] = (struct unit_sum){ hops[k].unit, 1, hops[k].work, hops[k].wait };
+	qsort(u, n, sizeof(*u), unit_sum_by_unit);
+	for (size_t k = 0; k < n; k++) {
+		if (m && u[m - 1].unit == u[k].unit) {
+			u[m - 1].hops++;
+			u[m - 1].work += u[k].work;
+			u[m - 1].wait += u[k].wait;
+		} else {
+			u[m++] = u[k];
+		}
+	}
+	qsort(u, m, sizeof(*u), unit_sum_by_share);
+	for (size_t k = 0; k < m; k++)
+		json_array_append_new(arr, json_pack("{s:I,s:I,s:I,s:I}", "unit",
+						     (json_int_t)u[k].unit, "hops",
+						     (json_int_t)u[k].hops, "work_ns",
+						     (json_int_t)u[k].work, "wait_ns",
+						     (json_int_t)u[k].wait));
+	free(u);
+	return arr;
+}
+
+/*
+ * The path's time by the kind of edge that led into each hop: {"flow":
+ * {"hops", "work_ns", "wait_ns"}, ...} for the kinds on the path (the first
+ * hop has none).  Waiting is what that kind of dependency cost.
+ */
+static json_t *
+kinds_json(const struct step *hops, size_t n)
+{
+	int64_t c[ST_EDGE_NKINDS][3] = { { 0 } };
+	json_t *o = json_object();
+
+	for (size_t k = 0; k + 1 < n; k++) {	/* hops[n - 1] is the first hop */
+		if (hops[k].kind < 0 || hops[k].kind >= ST_EDGE_NKINDS)
+			continue;
+		c[hops[k].kind][0]++;
+		c[hops[k].kind][1] += hops[k].work;
+		c[hops[k].kind][2] += hops[k].wait;
+	}
+	for (int k = 0; k < ST_EDGE_NKINDS; k++)
+		if (c[k][0])
+			json_object_set_new(o, st_edge_kind_name(k),
+					    json_pack("{s:I,s:I,s:I}", "hops", (json_int_t)c[k][0],
+						      "work_ns", (json_int_t)c[k][1], "wait_ns",
+						      (json_int_t)c[k][2]));
+	return o;
+}
+
+json_t *
+deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_ns,
+		   unsigned kinds, int max_hops, int budget, struct tc_err *err)
+{
+	struct dq q = { .db = db, .err = err };
+	struct dq_set seen = { 0 };
+	struct step *steps = NULL;
+	struct hop *hops = NULL;
+	struct around *ar = NULL;
+	size_t nar = 0, arcap = 0;
+	/* the hop, its program-order predecessor and its last child */
+	struct dq_ev ev = { 0 }, pe, ce;
+	size_t n = 0, nh = 0, cap = 0;
+	int64_t cur, wait_sum = 0, work_sum = 0, frontier, start;
+	json_t *res = NULL, *jh;
+	bool truncated = false;
+
+	if (!kinds)
+		kinds = DEPS_KINDS_ALL;
+	if (max_hops <= 0)
+		max_hops = DEPS_CP_HOPS;
+	if (budget <= 0)
+		budget = DEPS_CP_BUDGET;
+	if (end_ns <= 0 && start_ns <= 0 && !end_eid) {
+		start_ns = INT64_MIN;
+		end_ns = INT64_MAX;
+	} else if (end_ns <= 0) {
+		end_ns = INT64_MAX;
+	}
+	if (end_eid) {
+		cur = end_eid;
+		start_ns = start_ns > 0 ? start_ns : INT64_MIN;
+	} else {
+		if (last_ending(&q, start_ns, end_ns, &cur))
+			goto out;
+	}
+	hops = tc_xcalloc((size_t)TC_MIN(max_hops, budget), sizeof(*hops));
+	while (cur) {
+		int64_t next = 0, best_fin = INT64_MIN;
+		int best_kind = -1;
+		char *best_label = NULL;
+
+		/* the program-order predecessor was read already when it won */
+		if (ev.id != cur && dq_event(&q, cur, &ev))
+			goto out;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			steps = tc_xrealloc(steps, cap * sizeof(*steps));
+		}
+		steps[n++] = (struct step){ .unit = ev.unit, .ts = ev.ts, .dur = ev.dur, .kind = -1,
+					    .cover = around_cover(ar, &nar, &ev) };
+		if (nh < (size_t)max_hops)
+			hops[nh++] = (struct hop){ .id = ev.id, .name = tc_xstrdup(ev.name) };
+		dq_set_add(&seen, cur, 0, 0);
+		/*
+		 * The predecessor that finished last, skipping visited ones: the
+		 * program-order one first, whose end bounds the stored ones'
+		 * lookups; among stored ones the larger id on equal ends, and a
+		 * stored one over program order on equal ends.
+		 */
+		pe.id = ce.id = 0;
+		if ((kinds & (1u << ST_EDGE_ORDER)) && dq_last_child(&q, &ev, &seen, &ce)) {
+			next = ce.id;
+			best_kind = ST_EDGE_ORDER;
+			best_fin = ce.ts + ce.dur;
+			best_label = tc_xstrdup(CHILD_LABEL);
+		}
+		if (kinds & (1u << ST_EDGE_ORDER)) {
+			char via[sizeof(pe.name)];
+			int64_t p = dq_po_climb(&q, &ev, via, sizeof(via));
+
+			if (p && !dq_set_has(&seen, p, 0, 0) && !dq_event(&q, p, &pe) &&
+			    (!next || pe.ts + pe.dur > best_fin)) {
+				next = p;
+				best_kind = ST_EDGE_ORDER;
+				best_fin = pe.ts + pe.dur;
+				free(best_label);
+				best_label = via[0] ? tc_xasprintf(PO_LABEL " via %s", via) :
+						      tc_xstrdup(PO_LABEL);
+			}
+			tc_err_clear(err);
+		}
+		if (q_pred(&q, cur, kinds, &seen, next ? best_fin : INT64_MIN, &next, &best_kind,
+			   &best_fin, &best_label)) {
+			free(best_label);
+			goto out;
+		}
+		if (next && best_fin < start_ns)
+			next = 0;	/* the predecessor lies before the window */
+		if (next && n >= (size_t)budget) {
+			truncated = true;	/* there is more, beyond the budget */
+			next = 0;
+		}
+		if (next) {
+			/* record the edge on the hop it leads into (the current one) */
+			steps[n - 1].kind = best_kind;
+			if (n <= nh)
+				hops[n - 1].label = best_label;
+			else
+				free(best_label);
+		} else {
+			free(best_label);
+		}
+		if (next && next == pe.id) {
+			ev = pe;
+		} else if (next && next == ce.id) {
+			if (nar == arcap) {
+				arcap = arcap ? 2 * arcap : 16;
+				ar = tc_xrealloc(ar, arcap * sizeof(*ar));
+			}
+			ar[nar++] = (struct around){ ev.unit, ev.ts, ev.ts + ev.dur };
+			ev = ce;
+		}
+		cur = next;
+	}
+	/*
+	 * Hops were collected backwards; report them first to last.  Each hop's
+	 * time is split against the path so far (frontier: the latest end yet):
+	 * waiting before it starts, working for what it adds beyond the
+	 * frontier.  A kernel that starts before its launch call returns adds
+	 * only its end past the call's, so the parts sum to the path's span.
+	 */
+	/* the path starts where the first hop or the slices it lies in start */
+	frontier = n ? TC_MIN(steps[n - 1].ts, steps[n - 1].cover) : 0;
+	start = frontier;
+	for (size_t k = n; k-- > 0;) {
+		struct step *h = &steps[k];
+		int64_t end = h->ts + h->dur, from = TC_MAX(h->ts, frontier);
+
+		/* a gap inside a slice the path went down into is that slice's own work */
+		h->wait = TC_MAX(TC_MIN(h->ts, h->cover) - frontier, (int64_t)0);
+		h->work = TC_MAX(end - from, (int64_t)0) +
+			  TC_MAX(h->ts - TC_MAX(frontier, h->cover), (int64_t)0);
+		wait_sum += h->wait;
+		work_sum += h->work;
+		frontier = TC_MAX(frontier, end);
+	}
+	/* the latest nh hops; steps[k].kind is the edge from hop k + 1 into hop k */
+	jh = json_array();
+	for (size_t k = nh; k-- > 0;) {
+		const struct step *h = &steps[k];
+		bool edge = k + 1 < n && h->kind >= 0;
+
+		json_array_append_new(jh, json_pack(
+			"{s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:s?,s:s?}", "id", (json_int_t)hops[k].id,
+			"name", hops[k].name, "unit", (json_int_t)h->unit, "ts", (json_int_t)h->ts,
+			"dur", (json_int_t)h->dur, "wait_ns", (json_int_t)h->wait, "work_ns",
+			(json_int_t)h->work, "kind", edge ? st_edge_kind_name(h->kind) : NULL,
+			"label", edge ? hops[k].label : NULL));
+	}
+	res = json_pack("{s:o,s:I,s:o,s:o,s:I,s:I,s:I,s:b}", "hops", jh, "hops_total",
+			(json_int_t)n, "units", units_json(steps, n), "kinds",
+			kinds_json(steps, n), "total_ns",
+			(json_int_t)(frontier - start), "wait_ns",
+			(json_int_t)wait_sum, "work_ns", (json_int_t)work_sum, "truncated",
+			truncated);
+out:
+	for (size_t k = 0; k < nh; k++) {
+		free(hops[k].name);
+		free(hops[k].label);
+	}
+	free(hops);
+	free(steps);
+	free(ar);
+	free(seen.v);
+	dq_done(&q);
+	return res;
+}

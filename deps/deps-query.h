@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * deps/deps-query.h - private to deps/: the lookups that the dependency
+ * queries (deps-query.c: edges and chains) share with the critical path
+ * (deps-critical.c).  Each runs prepared statements over the events and
+ * edges tables of one trace connection, kept in a struct dq for the query.
+ */
+#ifndef DEPS_QUERY_H
+#define DEPS_QUERY_H
+
+#include "deps/deps.h"
+
+#define PO_LABEL "program order"
+#define CHILD_LABEL "last child"	/* a slice returns after its last child */
+#define PO_MAX_CLIMB 256	/* ancestors the critical path climbs through */
+
+/* One query's connection, error and statements (prepared on first use). */
+struct dq {
+	sqlite3 *db;
+	struct tc_err *err;
+	sqlite3_stmt *ev, *parent, *prev, *next, *in, *out, *pred, *label;
+};
+
+/* An event as the queries see it. */
+struct dq_ev {
+	int64_t id, unit, ts, dur;
+	int depth, kind, unit_kind;
+	int unit_depth;		/* the deepest slice of its unit */
+	char name[256];
+};
+
+/* An open-addressing set of (a, b, c) triples (c < 8); zero-initialise, free(v). */
+struct dq_set {
+	struct trip {
+		int64_t a, b;
+		int c;	/* -1: empty */
+	} *v;
+	size_t n, cap;
+};
+
+/**
+ * dq_prep - prepare @sql into *@st on first use, else reset it and clear
+ * its bindings.  Return: 0 or -EIO with q->err set.
+ */
+int dq_prep(struct dq *q, sqlite3_stmt **st, const char *sql);
+
+/** dq_done - finalize every statement of @q. */
+void dq_done(struct dq *q);
+
+/** dq_event - look up event @id into *@ev.  Return: 0 or -ENOENT with q->err set. */
+int dq_event(struct dq *q, int64_t id, struct dq_ev *ev);
+
+/** dq_in_order - whether @ev is a slice on an engine, queue, stream or thread. */
+bool dq_in_order(const struct dq_ev *ev);
+
+/**
+ * dq_po_climb - @ev's program-order predecessor, or, for a first child, that
+ * of the nearest ancestor that has one (the thread reached @ev when it
+ * entered that ancestor).  *@via gets the ancestor's name, "" when @ev has
+ * a sibling before it.  Return: the predecessor's id or 0.
+ */
+int64_t dq_po_climb(struct dq *q, const struct dq_ev *ev, char *via, size_t vlen);
+
+/**
+ * dq_last_child - the last child of @ev into *@c, if @ev has one not in
+ * @seen: the slice one level down on its (in-order) unit that starts last
+ * within it and ends within it; a slice returns after its last child.
+ * Return: whether there is one.
+ */
+bool dq_last_child(struct dq *q, const struct dq_ev *ev, const struct dq_set *seen,
+		   struct dq_ev *c);
+
+/** dq_set_add - insert (a, b, c) into @s.  Return: true when it was new. */
+bool dq_set_add(struct dq_set *s, int64_t a, int64_t b, int c);
+
+/** dq_set_has - whether @s holds (a, b, c). */
+bool dq_set_has(const struct dq_set *s, int64_t a, int64_t b, int c);
+
+#endif /* DEPS_QUERY_H */
