@@ -318,9 +318,9 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 		dq_set_add(&seen, cur, 0, 0);
 		/*
 		 * The predecessor that finished last, skipping visited ones: the
-		 * program-order one first, whose end bounds the stored ones'
-		 * lookups; among stored ones the larger id on equal ends, and a
-		 * stored one over program order on equal ends.
+		 * last child and the program-order one first, whose end bounds
+		 * the stored ones' lookups.  On equal ends a stored one wins, then
+		 * the last child; among stored ones the larger id.
 		 */
 		pe.id = ce.id = 0;
 		if ((kinds & (1u << ST_EDGE_ORDER)) && dq_last_child(&q, &ev, &seen, &ce)) {
