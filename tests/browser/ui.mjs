@@ -448,6 +448,9 @@ async function main() {
 		const crit = (await state()).arrows.filter((a) => a.kind === 'critical').map((a) => `${a.src}>${a.dst}`);
 		eq(crit, cp.hops.slice(1).map((h, i) => `${cp.hops[i].id}>${h.id}`), 'one thick arrow per hop');
 		await page.waitForSelector('#tl-critical-hops');
+		assert(await page.locator('#tl-critical').isEnabled() &&
+			(await page.locator('#tl-critical').innerText()) === 'Critical path',
+			'the button is back once the answer is in');
 		eq(await page.locator('#tl-critical-hops tbody tr').count(), cp.hops.length, 'a row per hop');
 		/* The path's time by unit, named as the rows are, the bottleneck first. */
 		const names = new Map((await api(`/api/traces/${t.id}/units`)).units.map((u) => [u.id, u.name]));

@@ -1309,6 +1309,12 @@ export class Timeline {
 			p.event = this.sel.id;
 		else
 			p.end = toAbs(Math.ceil(this.end));
+		/* a zoomed-out view's whole path takes a second on a big trace: say so */
+		const btn = this.$('#tl-critical');
+		if (btn) {
+			btn.disabled = true;
+			btn.textContent = 'Walking…';
+		}
 		try {
 			const j = await getJSON(tracePath(this.traceId) + '/critical-path' + qs(p));
 			this.critical = j;
@@ -1322,6 +1328,11 @@ export class Timeline {
 			this.redraw();
 		} catch (e) {
 			document.getElementById('status-line').textContent = 'critical path: ' + e.message;
+		} finally {
+			if (btn) {
+				btn.disabled = false;
+				btn.textContent = 'Critical path';
+			}
 		}
 	}
 
