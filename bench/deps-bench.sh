@@ -71,6 +71,9 @@ start=$("$NX" sql "$W/d1/traces/$id.db" "SELECT ts FROM events WHERE id = $mid")
 cp=$(ms "$NX" critical-path --data "$W/d1" "$id" --start "$start" --end $((start + 20000)) --json)
 cp1=$(ms "$NX" critical-path --data "$W/d1" "$id" --start $((start - 1000000)) --end "$start" --json)
 cpw=$(ms "$NX" critical-path --data "$W/d1" "$id" --json)
+cpw10k=$(ms "$NX" critical-path --data "$W/d1" "$id" --budget 10000 --json)
+cphops=$("$NX" critical-path --data "$W/d1" "$id" --max-hops 1 --json |
+	python3 -c "import json,sys; j = json.load(sys.stdin); print(j['hops_total'], 'hops' + (', truncated' if j['truncated'] else ''))")
 true_=$(ms true)
 
 echo "| events | file | edges | threads | ingest cpu without / with analysis (least; median) | overhead | wall without / with (least; median) | overhead |"
@@ -85,5 +88,6 @@ echo "| deps chain, both ways, depth 10, budget 1000 | $chain |"
 echo "| deps chain, in, depth 50, budget 1000 | $chain_in |"
 echo "| critical path, 20 us window | $cp |"
 echo "| critical path, the 1 ms window before that | $cp1 |"
-echo "| critical path, whole trace (10000-hop budget) | $cpw |"
+echo "| critical path, whole trace, the latest 10000 hops listed ($cphops walked) | $cpw |"
+echo "| critical path, whole trace, the last 10000 hops walked (--budget 10000) | $cpw10k |"
 echo "| (process start alone: \`true\`) | $true_ |"
