@@ -277,7 +277,7 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 	size_t n = 0, nh = 0, cap = 0;
 	int64_t cur, wait_sum = 0, work_sum = 0, frontier, start;
 	json_t *res = NULL, *jh;
-	bool truncated = false;
+	bool truncated = false, clipped = false;
 
 	if (!kinds)
 		kinds = DEPS_KINDS_ALL;
@@ -349,8 +349,10 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 			free(best_label);
 			goto out;
 		}
-		if (next && best_fin < start_ns)
+		if (next && best_fin < start_ns) {
 			next = 0;	/* the predecessor lies before the window */
+			clipped = true;
+		}
 		if (next && n >= (size_t)budget) {
 			truncated = true;	/* there is more, beyond the budget */
 			next = 0;
@@ -384,8 +386,17 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 	 * frontier.  A kernel that starts before its launch call returns adds
 	 * only its end past the call's, so the parts sum to the path's span.
 	 */
-	/* the path starts where the first hop or the slices it lies in start */
-	frontier = n ? TC_MIN(steps[n - 1].ts, steps[n - 1].cover) : 0;
+	/*
+	 * The path starts where the first hop or the slices it lies in start
+	 * (their code ran before it): all of that when nothing came before it,
+	 * none when the budget cut the walk, and from the window's start on
+	 * when the window did.
+	 */
+	frontier = n ? steps[n - 1].ts : 0;
+	if (n && !truncated)
+		frontier = clipped ? TC_MAX(TC_MIN(frontier, steps[n - 1].cover),
+					    TC_MIN(frontier, start_ns)) :
+				     TC_MIN(frontier, steps[n - 1].cover);
 	start = frontier;
 	for (size_t k = n; k-- > 0;) {
 		struct step *h = &steps[k];

@@ -115,6 +115,12 @@ is "$(jget "$T/cp6.json" "' '.join('%s/%s/%s/%d/%d' % (h['name'], h['kind'], h['
 	"the last kernel waits for its launch, which the thread reached after step1, which returned after its ops"
 is "$(jget "$T/cp6.json" "j['total_ns'], j['wait_ns'], j['work_ns']")" "300000 27000 273000" \
 	"the gaps between a slice's children are its work: waiting is only before launchC and kC"
+# A window from 50 us: the walk stops before opA; the path starts at prepB
+# (45 us), not at step1's start, whose earlier children were not walked.
+"$NX" critical-path --data "$T/d" "$id" --start 50000 --json >"$T/cp6w.json"
+is "$(jget "$T/cp6w.json" "' '.join('%s/%d/%d' % (h['name'], h['wait_ns'], h['work_ns']) for h in j['hops']), j['total_ns']")" \
+	"prepB/0/5000 launchB/0/20000 opB/0/20000 step1/0/10000 launchC/25000/5000 kC/2000/168000 255000" \
+	"a window that cuts the walk inside step1: the path starts at its first hop"
 "$NX" critical-path --data "$T/d" "$id" --event "$(eid "$id" kB)" --json >"$T/cp7.json"
 is "$(jget "$T/cp7.json" "' '.join('%s/%s' % (h['name'], h['label']) for h in j['hops'])")" \
 	"launchA/None opA/last child prepB/program order via opB launchB/program order kB/launch:2" \

@@ -840,7 +840,9 @@ export class Timeline {
 				continue;	/* both events wholly on one side: nothing of it would show */
 			const x0 = Math.min(Math.max(p.x1, lo), hi);
 			const y0 = p.y;
-			const x1 = Math.min(Math.max(q.x0, lo), hi);
+			/* a slice returns after its last child: that hop's arrow ends at the slice's end */
+			const toEnd = a.kind === 'critical' && a.dst.label === 'last child';
+			const x1 = Math.min(Math.max(toEnd ? q.x1 : q.x0, lo), hi);
 			const y1 = q.y;
 			this.arrows.push({ src: a.src.id, dst: a.dst.id, kind: a.kind, x0, y0, x1, y1 });
 			drawArrow(ctx, x0, y0, x1, y1, KIND_COLOUR[a.kind] || '#000', a.kind === 'critical' ? 3 : a.chain ? 1.2 : 1.8);
