@@ -5,7 +5,7 @@ libserver_a_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAG
 	$(CRYPTO_CFLAGS) $(ZLIB_CFLAGS)
 libserver_a_SOURCES = server/srv-int.h server/srv-cmd.c server/srv-http.c \
 	server/srv-upload.c server/srv-queue.c server/srv-pool.c server/srv-api.c server/srv-export.c \
-	server/srv-trace.c server/srv-static.c server/srv-metrics.c server/srv-cache.c \
+	server/srv-trace.c server/srv-static.c server/srv-metrics.c server/srv-cache.c server/srv-gzip.c \
 	server/srv-jw.h server/srv-jw.c server/srv-sums.h server/srv-sums.c
 
 # End-to-end tests: a real server on 127.0.0.1 port 0 driven with curl.

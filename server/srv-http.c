@@ -91,11 +91,25 @@ srv_reply_response(struct srv_req *r, unsigned status, struct MHD_Response *resp
 enum MHD_Result
 srv_reply_text(struct srv_req *r, unsigned status, const char *text, size_t len)
 {
-	struct MHD_Response *resp;
+	struct MHD_Response *resp = NULL;
+	void *gz = NULL;
+	size_t gzlen = 0;
 
-	resp = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
-	if (!resp)
-		return MHD_NO;
+	if (srv_gzip_wanted(r, len))
+		gz = srv_gzip(text, len, &gzlen);
+	if (gz) {
+		resp = MHD_create_response_from_buffer(gzlen, gz, MHD_RESPMEM_MUST_FREE);
+		if (!resp) {
+			free(gz);
+			return MHD_NO;
+		}
+		MHD_add_response_header(resp, "Content-Encoding", "gzip");
+	} else {
+		resp = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
+		if (!resp)
+			return MHD_NO;
+	}
+	MHD_add_response_header(resp, "Vary", "Accept-Encoding");
 	MHD_add_response_header(resp, "Content-Type", "application/json; charset=utf-8");
 	/* a ready trace never changes and ids are never reused */
 	if (status == 200 && r->route >= SRV_R_UNITS && r->route <= SRV_R_SUMMARY)

@@ -74,6 +74,22 @@ U1=$(jget "$T/units.json" '[u["id"] for u in j["units"] if u["name"]=="main"][0]
 # timeline: full span, all units, events mode, against the file
 is "$(req GET "/api/traces/$ID/timeline?px=1000")" 200 "timeline full span"
 check "full-span timeline = the file's slices" $CHK timeline "$TR" "$T/body"
+# gzip when the client takes it and the answer is big enough: the same JSON
+cp "$T/body" "$T/tl-plain.json"
+is "$(curl -s -D "$T/gz.h" -o "$T/tl.gz" -w '%{http_code}' -H 'Accept-Encoding: gzip, deflate' \
+	"$URL/api/traces/$ID/timeline?px=1000")" 200 "timeline, Accept-Encoding: gzip"
+check "answered gzip'd, Vary: Accept-Encoding" sh -c \
+	"grep -qi '^content-encoding: gzip' '$T/gz.h' && grep -qi '^vary: accept-encoding' '$T/gz.h'"
+check "it inflates to the same JSON" sh -c "gzip -dc '$T/tl.gz' | cmp -s - '$T/tl-plain.json'"
+ok "$([ "$(wc -c <"$T/tl.gz")" -lt "$(wc -c <"$T/tl-plain.json")" ] && echo 0 || echo 1)" \
+	"and is smaller ($(wc -c <"$T/tl.gz") of $(wc -c <"$T/tl-plain.json") bytes)"
+for ae in "" "gzip;q=0" "identity" "br"; do
+	curl -s -D "$T/gz.h" -o /dev/null ${ae:+-H "Accept-Encoding: $ae"} \
+		"$URL/api/traces/$ID/timeline?px=1000"
+	check "Accept-Encoding '$ae': not gzip'd" sh -c "! grep -qi '^content-encoding' '$T/gz.h'"
+done
+curl -s -D "$T/gz.h" -o /dev/null -H 'Accept-Encoding: gzip' "$URL/healthz"
+check "a small answer goes as it is" sh -c "! grep -qi '^content-encoding' '$T/gz.h'"
 is "$(req GET "/api/traces/$ID/timeline?start=300000&end=700000&px=500")" 200 "timeline window"
 check "window timeline = slices overlapping [300us,700us)" $CHK timeline "$TR" "$T/body"
 is "$(jget "$T/body" '[e["name"] for u in j["units"] for e in u["events"] if e["kind"]=="counter"]')" \
