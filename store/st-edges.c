@@ -1450,6 +1450,8 @@ ev_from_ins(struct ev_vtab *vt, const struct ev_cursor *c, size_t i, struct ev_r
 	struct ev_view *v;
 	size_t occ = 0;
 
+	if (r->dst < 0)
+		return SQLITE_DONE;	/* a damaged outs row: no ins holds its label */
 	for (size_t j = 0; j < i; j++)
 		occ += c->rows[j].dst == r->dst && c->rows[j].kind == r->kind;
 	rc = ev_view_get(vt, block, false, slot, &v);
