@@ -155,10 +155,5 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 #ifdef FUZZ_REPLAY_MAIN
 #include "fuzz/fuzz-replay.h"
-
-int
-main(int argc, char **argv)
-{
-	return fuzz_replay_main("json", argc, argv);
-}
+FUZZ_REPLAY("json")
 #endif

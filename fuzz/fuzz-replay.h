@@ -16,4 +16,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
  */
 int fuzz_replay_main(const char *corpus, int argc, char **argv);
 
+/* A target's replay program: main() over fuzz/corpus/@corpus. */
+#define FUZZ_REPLAY(corpus) \
+	int main(int argc, char **argv) { return fuzz_replay_main(corpus, argc, argv); }
+
 #endif

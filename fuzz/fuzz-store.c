@@ -230,10 +230,5 @@ out:
 
 #ifdef FUZZ_REPLAY_MAIN
 #include "fuzz/fuzz-replay.h"
-
-int
-main(int argc, char **argv)
-{
-	return fuzz_replay_main("store", argc, argv);
-}
+FUZZ_REPLAY("store")
 #endif
