@@ -44,21 +44,17 @@ gzip_accepted(const char *ae)
 	return false;
 }
 
-bool
-srv_gzip_wanted(struct srv_req *r, size_t len)
-{
-	return len >= SRV_GZIP_MIN &&
-	       gzip_accepted(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
-							 "Accept-Encoding"));
-}
-
 void *
-srv_gzip(const void *text, size_t len, size_t *out_len)
+srv_gzip(struct srv_req *r, const void *text, size_t len, size_t *out_len)
 {
 	z_stream z = { 0 };
 	uLong cap;
 	void *out = NULL;
 
+	if (len < SRV_GZIP_MIN ||
+	    !gzip_accepted(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND,
+							"Accept-Encoding")))
+		return NULL;
 	/* level 1: most of the size for little of the time (docs/benchmarks-server.md) */
 	if (len > UINT32_MAX || deflateInit2(&z, 1, Z_DEFLATED, 15 + 16, 8,
 					     Z_DEFAULT_STRATEGY) != Z_OK)

@@ -92,11 +92,9 @@ enum MHD_Result
 srv_reply_text(struct srv_req *r, unsigned status, const char *text, size_t len)
 {
 	struct MHD_Response *resp = NULL;
-	void *gz = NULL;
 	size_t gzlen = 0;
+	void *gz = srv_gzip(r, text, len, &gzlen);
 
-	if (srv_gzip_wanted(r, len))
-		gz = srv_gzip(text, len, &gzlen);
 	if (gz) {
 		resp = MHD_create_response_from_buffer(gzlen, gz, MHD_RESPMEM_MUST_FREE);
 		if (!resp) {

@@ -209,20 +209,16 @@ json_t *srv_json_str(const char *s);
 /** srv_reply_json - queue @j (stolen) with @status. */
 enum MHD_Result srv_reply_json(struct srv_req *r, unsigned status, json_t *j);
 /**
- * srv_gzip_wanted - whether an answer of @len bytes to @r goes gzip'd: the
- * client's Accept-Encoding takes gzip and the answer is big enough to pay.
+ * srv_gzip - the answer @text of @len bytes to @r as one gzip member,
+ * malloc'd, its size in *@out_len, when the client's Accept-Encoding takes
+ * gzip and the answer is big enough to pay.  Return: NULL when it goes as it
+ * is (not asked for, too small, not smaller, or out of memory).
  */
-bool srv_gzip_wanted(struct srv_req *r, size_t len);
-
-/**
- * srv_gzip - @text as one gzip member, malloc'd, its size in *@out_len.
- * Return: NULL when it cannot be made or would not be smaller.
- */
-void *srv_gzip(const void *text, size_t len, size_t *out_len);
+void *srv_gzip(struct srv_req *r, const void *text, size_t len, size_t *out_len);
 
 /**
  * srv_reply_text - queue JSON text (copied) with @status; gzip'd when the
- * client takes it (srv_gzip_wanted()).
+ * client takes it (srv_gzip()).
  */
 enum MHD_Result srv_reply_text(struct srv_req *r, unsigned status, const char *text,
 			       size_t len);

@@ -93,19 +93,6 @@ db_error(struct srv_req *r, struct srv_pool_conn *c)
 	return ret;
 }
 
-/* The statements of one request run in one read transaction (st_read_begin). */
-static void
-read_begin(struct srv_pool_conn *c)
-{
-	st_read_begin(c->db);
-}
-
-static void
-read_end(struct srv_pool_conn *c)
-{
-	st_read_end(c->db);
-}
-
 /* ---- units ---- */
 
 #define UNIT_ORDER " ORDER BY d.sort IS NULL, d.sort, d.name, d.id, u.kind, u.sort IS NULL, " \
@@ -790,15 +777,15 @@ api_timeline(struct srv_req *r, struct srv_pool_conn *c)
 		return ret;
 	}
 	/* one read transaction: not one lock, journal check and header read per statement */
-	read_begin(c);
+	st_read_begin(c->db);
 	if (unit_list_get(r, c, &ul) < 0) {
-		read_end(c);
+		st_read_end(c->db);
 		goto put;
 	}
 	if (tl_prepare(c->db, &t) < 0) {
 		tl_free(&t);
 		unit_list_free(&ul);
-		read_end(c);
+		st_read_end(c->db);
 		return db_error(r, c);
 	}
 	t.w = &w;
@@ -817,7 +804,7 @@ api_timeline(struct srv_req *r, struct srv_pool_conn *c)
 	}
 	srv_jw_lit(&w, "]}");
 	tl_free(&t);
-	read_end(c);
+	st_read_end(c->db);
 	unit_list_free(&ul);
 	srv_pool_put(r->srv, c);
 	srv_cache_put(&r->srv->cache, key, w.p, w.len);
@@ -863,7 +850,7 @@ api_event(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 		srv_pool_put(r->srv, c);
 		return MHD_YES;
 	}
-	read_begin(c);
+	st_read_begin(c->db);
 	if (sqlite3_prepare_v2(c->db,
 			       "SELECT e.id, e.unit, u.name, u.device_id, e.ts, e.dur, e.depth, "
 			       "e.kind, sn.s, sc.s, e.value, e.args, dv.name FROM events e "
@@ -872,13 +859,13 @@ api_event(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 			       "LEFT JOIN strings sn ON sn.id = e.name "
 			       "LEFT JOIN strings sc ON sc.id = e.cat WHERE e.id = ?1",
 			       -1, &st, NULL)) {
-		read_end(c);
+		st_read_end(c->db);
 		return db_error(r, c);
 	}
 	sqlite3_bind_int64(st, 1, eid);
 	if (sqlite3_step(st) != SQLITE_ROW) {
 		sqlite3_finalize(st);
-		read_end(c);
+		st_read_end(c->db);
 		srv_pool_put(r->srv, c);
 		return srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
 	}
@@ -914,7 +901,7 @@ api_event(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 		json_object_set_new(e, "edges_error", srv_json_str(err.msg));
 	}
 	json_object_set_new(e, "edges", edges);
-	read_end(c);
+	st_read_end(c->db);
 	srv_pool_put(r->srv, c);
 	return srv_reply_json(r, 200, e);
 }
@@ -972,7 +959,7 @@ event_exists(sqlite3 *db, int64_t eid)
 static enum MHD_Result
 deps_reply(struct srv_req *r, struct srv_pool_conn *c, json_t *j, struct tc_err *err)
 {
-	read_end(c);
+	st_read_end(c->db);
 	srv_pool_put(r->srv, c);
 	if (j)
 		return srv_reply_json(r, 200, j);
@@ -1009,7 +996,7 @@ api_deps(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 		srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
 		goto put;
 	}
-	read_begin(c);	/* a chain runs thousands of statements */
+	st_read_begin(c->db);	/* a chain runs thousands of statements */
 	return deps_reply(r, c, deps_chain(c->db, eid, kinds, dir, (int)depth, (int)budget,
 					   &err), &err);
 put:
@@ -1033,7 +1020,7 @@ api_critical(struct srv_req *r, struct srv_pool_conn *c)
 		srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
 		goto put;
 	}
-	read_begin(c);
+	st_read_begin(c->db);
 	return deps_reply(r, c, deps_critical_path(c->db, eid, start, end, kinds,
 							     (int)max_hops, (int)budget, &err), &err);
 put:
@@ -1202,7 +1189,7 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 	if (srv_arg_i64(r, "limit", &limit, 0, SRV_LIST_MAX) < 0 ||
 	    srv_arg_i64(r, "offset", &offset, 0, INT64_C(1) << 40) < 0)
 		goto put;
-	read_begin(c);
+	st_read_begin(c->db);
 #define MATCH "e.name IN (SELECT id FROM strings WHERE instr(lower(s), lower(?1)) > 0)"
 	/* the count reads every match: remembered for the next pages */
 	key = tc_arena_alloc(&r->arena, ST_ID_LEN + 16 + strlen(q));
@@ -1253,7 +1240,7 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 		}
 	}
 #undef MATCH
-	read_end(c);
+	st_read_end(c->db);
 	srv_pool_put(r->srv, c);
 	srv_jw_lit(&w, "]}");
 	srv_reply_text(r, 200, w.p, w.len);
@@ -1262,7 +1249,7 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 dberr:
 	srv_jw_free(&w);
 	srv_reply_error(r, 500, "internal", "trace store: %s", sqlite3_errmsg(c->db));
-	read_end(c);
+	st_read_end(c->db);
 put:
 	srv_pool_put(r->srv, c);
 	return MHD_YES;
@@ -1356,7 +1343,7 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 	if (window_get(r, c, &start, &end) < 0 ||
 	    srv_arg_i64(r, "limit", &limit, 1, 100000) < 0)
 		goto put;
-	read_begin(c);
+	st_read_begin(c->db);
 	if (unit_list_get(r, c, &ul) < 0)
 		goto out;
 	if (sqlite3_prepare_v2(c->db, "SELECT depth, max_dur FROM unit_depths WHERE unit_id = ?1",
@@ -1467,7 +1454,7 @@ out:
 	sqlite3_finalize(nq);
 	sqlite3_finalize(ts_at);
 	sqlite3_finalize(scan);
-	read_end(c);
+	st_read_end(c->db);
 	srv_jw_free(&w);
 	free(m.rows);
 	unit_list_free(&ul);

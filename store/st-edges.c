@@ -1513,6 +1513,8 @@ ev_scan_next(struct ev_cursor *c)
 	c->n = c->i = 0;
 	while (c->n == 0) {
 		int s = sqlite3_step(c->scan);
+		const uint8_t *p;
+		int64_t block;
 
 		if (s == SQLITE_DONE) {
 			c->eof = true;
@@ -1520,9 +1522,8 @@ ev_scan_next(struct ev_cursor *c)
 		}
 		if (s != SQLITE_ROW)
 			return ev_err(vt, SQLITE_ERROR, "scan");
-		const uint8_t *p = sqlite3_column_blob(c->scan, 1);
-		int64_t block = sqlite3_column_int64(c->scan, 0);
-
+		p = sqlite3_column_blob(c->scan, 1);
+		block = sqlite3_column_int64(c->scan, 0);
 		rc = ev_decode(c, p, p + sqlite3_column_bytes(c->scan, 1), block, false, 0,
 			       block * ST_EDGE_BLOCK, -1, -1, c->kind);
 		if (rc != SQLITE_OK)
