@@ -69,9 +69,13 @@ int
 dq_event(struct dq *q, int64_t id, struct dq_ev *ev)
 {
 	const unsigned char *name;
-	int rc = dq_prep(q, &q->ev, ev_sql);
+	int rc;
 
-	if (rc)
+	if (id && q->last.id == id) {
+		*ev = q->last;
+		return 0;
+	}
+	if ((rc = dq_prep(q, &q->ev, ev_sql)))
 		return rc;
 	sqlite3_bind_int64(q->ev, 1, id);
 	if (sqlite3_step(q->ev) != SQLITE_ROW) {
@@ -89,6 +93,7 @@ dq_event(struct dq *q, int64_t id, struct dq_ev *ev)
 	ev->unit_depth = sqlite3_column_int(q->ev, 8);
 	snprintf(ev->name, sizeof(ev->name), "%s", name ? (const char *)name : "");
 	sqlite3_reset(q->ev);
+	q->last = *ev;
 	return 0;
 }
 
@@ -155,8 +160,19 @@ dq_sibling(struct dq *q, const struct dq_ev *ev, const struct dq_ev *par, bool a
 	int64_t lo = par ? par->ts : INT64_MIN, hi = par ? par->ts + par->dur : INT64_MAX, id;
 	struct dq_ev sib;
 
-	if (!after)
+	if (!after) {
+		/*
+		 * Within a unit ids follow start times, so the sibling before
+		 * is the slice of the largest smaller id at @ev's depth that
+		 * starts within the parent: most often the id just before.
+		 */
+		if (ev->id > 1 && !dq_event(q, ev->id - 1, &sib) && sib.unit == ev->unit &&
+		    sib.depth == ev->depth && sib.kind == ST_EV_SLICE && sib.ts >= lo &&
+		    sib.ts <= ev->ts)
+			return sib.id;
+		tc_err_clear(q->err);
 		return dq_one(q, &q->prev, prev_sql, ev, ev->depth, lo, ev->ts, ev->id);
+	}
 	id = dq_one(q, &q->next, next_sql, ev, ev->depth, ev->ts, hi, ev->id);
 	if (id && par && (dq_event(q, id, &sib) || sib.ts + sib.dur > hi)) {
 		tc_err_clear(q->err);

@@ -14,19 +14,24 @@
 #define CHILD_LABEL "last child"	/* a slice returns after its last child */
 #define PO_MAX_CLIMB 256	/* ancestors the critical path climbs through */
 
-/* One query's connection, error and statements (prepared on first use). */
-struct dq {
-	sqlite3 *db;
-	struct tc_err *err;
-	sqlite3_stmt *ev, *parent, *prev, *next, *in, *out, *pred, *label;
-};
-
 /* An event as the queries see it. */
 struct dq_ev {
 	int64_t id, unit, ts, dur;
 	int depth, kind, unit_kind;
 	int unit_depth;		/* the deepest slice of its unit */
 	char name[256];
+};
+
+/*
+ * One query's connection, error and statements (prepared on first use),
+ * and the event dq_event() read last (a walk often reads an event twice:
+ * once as a candidate, once as the next hop).
+ */
+struct dq {
+	sqlite3 *db;
+	struct tc_err *err;
+	sqlite3_stmt *ev, *parent, *prev, *next, *in, *out, *pred, *label;
+	struct dq_ev last;	/* last.id == 0: none */
 };
 
 /* An open-addressing set of (a, b, c) triples (c < 8); zero-initialise, free(v). */
