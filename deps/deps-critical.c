@@ -315,6 +315,8 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 					    .cover = around_cover(ar, &nar, &ev) };
 		if (nh < (size_t)max_hops)
 			hops[nh++] = (struct hop){ .id = ev.id, .name = tc_xstrdup(ev.name) };
+		/* past the listed hops, names (and labels "via" an ancestor) go unused */
+		q.no_names = n > nh;
 		dq_set_add(&seen, cur, 0, 0);
 		/*
 		 * The predecessor that finished last, skipping visited ones: the

@@ -20,6 +20,10 @@
 static const char ev_sql[] =
 	"SELECT v.id, v.unit, v.ts, v.dur, v.depth, v.kind, u.kind, s.s, u.max_depth FROM events v "
 	"JOIN units u ON u.id = v.unit LEFT JOIN strings s ON s.id = v.name WHERE v.id = ?1";
+/* The same without the name (struct dq's no_names). */
+static const char ev_noname_sql[] =
+	"SELECT v.id, v.unit, v.ts, v.dur, v.depth, v.kind, u.kind, NULL, u.max_depth FROM events v "
+	"JOIN units u ON u.id = v.unit WHERE v.id = ?1";
 /* The slice of depth ?2 that starts last at or before ?3 (a candidate parent). */
 static const char parent_sql[] =
 	"SELECT id FROM events WHERE unit = ?1 AND depth = ?2 AND ts <= ?3 AND id < ?4 "
@@ -55,6 +59,7 @@ void
 dq_done(struct dq *q)
 {
 	sqlite3_finalize(q->ev);
+	sqlite3_finalize(q->ev_noname);
 	sqlite3_finalize(q->parent);
 	sqlite3_finalize(q->prev);
 	sqlite3_finalize(q->next);
@@ -69,30 +74,32 @@ int
 dq_event(struct dq *q, int64_t id, struct dq_ev *ev)
 {
 	const unsigned char *name;
+	sqlite3_stmt **st;
 	int rc;
 
 	if (id && q->last.id == id) {
 		*ev = q->last;
 		return 0;
 	}
-	if ((rc = dq_prep(q, &q->ev, ev_sql)))
+	st = q->no_names ? &q->ev_noname : &q->ev;
+	if ((rc = dq_prep(q, st, q->no_names ? ev_noname_sql : ev_sql)))
 		return rc;
-	sqlite3_bind_int64(q->ev, 1, id);
-	if (sqlite3_step(q->ev) != SQLITE_ROW) {
-		sqlite3_reset(q->ev);
+	sqlite3_bind_int64(*st, 1, id);
+	if (sqlite3_step(*st) != SQLITE_ROW) {
+		sqlite3_reset(*st);
 		return tc_err_set(q->err, -ENOENT, "no event %lld in this trace", (long long)id);
 	}
-	ev->id = sqlite3_column_int64(q->ev, 0);
-	ev->unit = sqlite3_column_int64(q->ev, 1);
-	ev->ts = sqlite3_column_int64(q->ev, 2);
-	ev->dur = sqlite3_column_int64(q->ev, 3);
-	ev->depth = sqlite3_column_int(q->ev, 4);
-	ev->kind = sqlite3_column_int(q->ev, 5);
-	ev->unit_kind = sqlite3_column_int(q->ev, 6);
-	name = sqlite3_column_text(q->ev, 7);
-	ev->unit_depth = sqlite3_column_int(q->ev, 8);
+	ev->id = sqlite3_column_int64(*st, 0);
+	ev->unit = sqlite3_column_int64(*st, 1);
+	ev->ts = sqlite3_column_int64(*st, 2);
+	ev->dur = sqlite3_column_int64(*st, 3);
+	ev->depth = sqlite3_column_int(*st, 4);
+	ev->kind = sqlite3_column_int(*st, 5);
+	ev->unit_kind = sqlite3_column_int(*st, 6);
+	name = sqlite3_column_text(*st, 7);
+	ev->unit_depth = sqlite3_column_int(*st, 8);
 	snprintf(ev->name, sizeof(ev->name), "%s", name ? (const char *)name : "");
-	sqlite3_reset(q->ev);
+	sqlite3_reset(*st);
 	q->last = *ev;
 	return 0;
 }

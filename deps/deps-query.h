@@ -30,8 +30,9 @@ struct dq_ev {
 struct dq {
 	sqlite3 *db;
 	struct tc_err *err;
-	sqlite3_stmt *ev, *parent, *prev, *next, *in, *out, *pred, *label;
+	sqlite3_stmt *ev, *ev_noname, *parent, *prev, *next, *in, *out, *pred, *label;
 	struct dq_ev last;	/* last.id == 0: none */
+	bool no_names;		/* dq_event() leaves names empty (a walk past what it lists) */
 };
 
 /* An open-addressing set of (a, b, c) triples (c < 8); zero-initialise, free(v). */
@@ -52,7 +53,10 @@ int dq_prep(struct dq *q, sqlite3_stmt **st, const char *sql);
 /** dq_done - finalize every statement of @q. */
 void dq_done(struct dq *q);
 
-/** dq_event - look up event @id into *@ev.  Return: 0 or -ENOENT with q->err set. */
+/**
+ * dq_event - look up event @id into *@ev (its name empty when q->no_names).
+ * Return: 0 or -ENOENT with q->err set.
+ */
 int dq_event(struct dq *q, int64_t id, struct dq_ev *ev);
 
 /** dq_in_order - whether @ev is a slice on an engine, queue, stream or thread. */
