@@ -18,12 +18,12 @@
 #define EDGES_LIST_MAX 1000	/* per direction in deps_event_edges() */
 
 static const char ev_sql[] =
-	"SELECT v.id, v.unit, v.ts, v.dur, v.depth, v.kind, u.kind, s.s, u.max_depth FROM events v "
-	"JOIN units u ON u.id = v.unit LEFT JOIN strings s ON s.id = v.name WHERE v.id = ?1";
+	"SELECT v.id, v.unit, v.ts, v.dur, v.depth, v.kind, s.s FROM events v "
+	"LEFT JOIN strings s ON s.id = v.name WHERE v.id = ?1";
 /* The same without the name (struct dq's no_names). */
 static const char ev_noname_sql[] =
-	"SELECT v.id, v.unit, v.ts, v.dur, v.depth, v.kind, u.kind, NULL, u.max_depth FROM events v "
-	"JOIN units u ON u.id = v.unit WHERE v.id = ?1";
+	"SELECT id, unit, ts, dur, depth, kind, NULL FROM events WHERE id = ?1";
+static const char unit_sql[] = "SELECT kind, max_depth FROM units WHERE id = ?1";
 /* The slice of depth ?2 that starts last at or before ?3 (a candidate parent). */
 static const char parent_sql[] =
 	"SELECT id FROM events WHERE unit = ?1 AND depth = ?2 AND ts <= ?3 AND id < ?4 "
@@ -60,6 +60,7 @@ dq_done(struct dq *q)
 {
 	sqlite3_finalize(q->ev);
 	sqlite3_finalize(q->ev_noname);
+	sqlite3_finalize(q->unit);
 	sqlite3_finalize(q->parent);
 	sqlite3_finalize(q->prev);
 	sqlite3_finalize(q->next);
@@ -67,6 +68,36 @@ dq_done(struct dq *q)
 	sqlite3_finalize(q->out);
 	sqlite3_finalize(q->pred);
 	sqlite3_finalize(q->label);
+}
+
+/*
+ * Fill @ev's unit_kind and unit_depth from its unit, through a small cache
+ * (a query meets few units, a walk the same ones over and over).  Return:
+ * 0, or -ENOENT when the unit is missing, with q->err set.
+ */
+static int
+dq_unit(struct dq *q, struct dq_ev *ev)
+{
+	struct dq_unit *u = &q->units[(uint64_t)ev->unit % DQ_UNITS];
+	int rc, s;
+
+	if (!u->known || u->id != ev->unit) {
+		if ((rc = dq_prep(q, &q->unit, unit_sql)))
+			return rc;
+		sqlite3_bind_int64(q->unit, 1, ev->unit);
+		s = sqlite3_step(q->unit);
+		if (s == SQLITE_ROW)
+			*u = (struct dq_unit){ .known = true, .id = ev->unit,
+					       .kind = sqlite3_column_int(q->unit, 0),
+					       .max_depth = sqlite3_column_int(q->unit, 1) };
+		sqlite3_reset(q->unit);
+		if (s != SQLITE_ROW)
+			return tc_err_set(q->err, -ENOENT, "no event %lld in this trace",
+					  (long long)ev->id);
+	}
+	ev->unit_kind = u->kind;
+	ev->unit_depth = u->max_depth;
+	return 0;
 }
 
 /* Look up event @id; -ENOENT when absent. */
@@ -95,11 +126,11 @@ dq_event(struct dq *q, int64_t id, struct dq_ev *ev)
 	ev->dur = sqlite3_column_int64(*st, 3);
 	ev->depth = sqlite3_column_int(*st, 4);
 	ev->kind = sqlite3_column_int(*st, 5);
-	ev->unit_kind = sqlite3_column_int(*st, 6);
-	name = sqlite3_column_text(*st, 7);
-	ev->unit_depth = sqlite3_column_int(*st, 8);
+	name = sqlite3_column_text(*st, 6);
 	snprintf(ev->name, sizeof(ev->name), "%s", name ? (const char *)name : "");
 	sqlite3_reset(*st);
+	if ((rc = dq_unit(q, ev)))
+		return rc;
 	q->last = *ev;
 	return 0;
 }

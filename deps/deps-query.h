@@ -27,11 +27,18 @@ struct dq_ev {
  * and the event dq_event() read last (a walk often reads an event twice:
  * once as a candidate, once as the next hop).
  */
+#define DQ_UNITS 64	/* units cached per query (direct-mapped by id) */
+
 struct dq {
 	sqlite3 *db;
 	struct tc_err *err;
-	sqlite3_stmt *ev, *ev_noname, *parent, *prev, *next, *in, *out, *pred, *label;
+	sqlite3_stmt *ev, *ev_noname, *unit, *parent, *prev, *next, *in, *out, *pred, *label;
 	struct dq_ev last;	/* last.id == 0: none */
+	struct dq_unit {
+		bool known;
+		int64_t id;
+		int kind, max_depth;
+	} units[DQ_UNITS];
 	bool no_names;		/* dq_event() leaves names empty (a walk past what it lists) */
 };
 
