@@ -13,13 +13,15 @@
 
 /*
  * The stored edges into ?1 of the kinds in mask ?2 whose source ends at ?3
- * or later, with that end, in no particular order: the events table skips a
- * chunk whose latest end is earlier without decoding it, so sources that
- * cannot finish last (most of those a buffer's old writes give) cost little.
+ * or later, with that end, in no particular order.  Sources that cannot
+ * finish last (most of those a buffer's old writes give) cost little:
+ * ts_end_bound() (store/st-vtab.c) rules out those whose chunk ends earlier
+ * from the chunk directory alone, before the events table is asked.
  */
 static const char pred_sql[] =
 	"SELECT e.src, e.kind, v.ts_end FROM edges e JOIN events v ON v.id = e.src "
-	"WHERE e.dst = ?1 AND ((1 << e.kind) & ?2) != 0 AND v.ts_end >= ?3";
+	"WHERE e.dst = ?1 AND ((1 << e.kind) & ?2) != 0 AND ts_end_bound(e.src) >= ?3 "
+	"AND v.ts_end >= ?3";
 /* The label of the first edge ?2 -> ?1 of kind ?3. */
 static const char label_sql[] =
 	"SELECT label FROM edges WHERE dst = ?1 AND src = ?2 AND kind = ?3 LIMIT 1";

@@ -52,6 +52,15 @@ static const char *const vt_col_name[VT_NCOLS] = {
 #define VT_PLANS 8		/* parsed plans kept per connection */
 #define VT_ID_SHIFT 8		/* ids per block of the id map: 256, a full chunk */
 
+/*
+ * What a connection's table of schema "main" shares with its SQL function
+ * ts_end_bound(): allocated by st_sql_register(), freed by SQLite with the
+ * module, after the last table of it is disconnected.
+ */
+struct vt_conn {
+	struct vt_tab *main;	/* NULL until connected */
+};
+
 /* One decoded chunk; refs: the cache slot plus each cursor on it. */
 struct vt_ent {
 	int refs;
@@ -63,6 +72,7 @@ struct vt_ent {
 struct vt_tab {
 	sqlite3_vtab base;
 	sqlite3 *db;
+	struct vt_conn *conn;
 	char *schema;		/* sqlite3_malloc'd */
 	bool loaded;
 	struct st_chunk_dir *dir;	/* sorted by first id */
@@ -143,7 +153,6 @@ vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vt
 	struct vt_tab *t;
 	int rc;
 
-	(void)aux;
 	(void)argc;
 	(void)errp;
 	rc = sqlite3_declare_vtab(db, "CREATE TABLE x(id INTEGER, unit INTEGER, ts INTEGER, "
@@ -158,11 +167,14 @@ vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vt
 		return SQLITE_NOMEM;
 	memset(t, 0, sizeof(*t));
 	t->db = db;
+	t->conn = aux;
 	t->schema = sqlite3_mprintf("%s", argv[1]);
 	if (!t->schema) {
 		sqlite3_free(t);
 		return SQLITE_NOMEM;
 	}
+	if (t->conn && !strcmp(t->schema, "main"))
+		t->conn->main = t;
 	*out = &t->base;
 	return SQLITE_OK;
 }
@@ -172,6 +184,8 @@ vt_disconnect(sqlite3_vtab *vt)
 {
 	struct vt_tab *t = (struct vt_tab *)vt;
 
+	if (t->conn && t->conn->main == t)
+		t->conn->main = NULL;
 	for (int i = 0; i < VT_CACHE; i++)
 		vt_ent_put(t->cache[i]);
 	for (int i = 0; i < VT_PLANS; i++)
@@ -765,6 +779,22 @@ vt_range(struct vt_cur *k)
 	k->c1 = c1;
 }
 
+/* The directory index of the chunk holding id @id, -1 when none does. */
+static int
+vt_chunk_of(const struct vt_tab *t, int64_t id)
+{
+	int c0 = 0, c1 = t->ndir;
+
+	if (t->idmap && id >= 0) {
+		int64_t b = TC_MIN(id >> VT_ID_SHIFT, t->nidmap - 2);
+
+		c0 = (int)t->idmap[b];
+		c1 = (int)TC_MIN((int64_t)t->idmap[b + 1] + 1, (int64_t)t->ndir);
+	}
+	c0 = VT_SEARCH(c0, c1, d->first + d->count - 1 >= id);
+	return c0 < t->ndir && t->dir[c0].first <= id ? c0 : -1;
+}
+
 static bool
 vt_in(const struct vt_cur *k, int col, int64_t v)
 {
@@ -1149,10 +1179,47 @@ static const sqlite3_module vt_module = {
 	.xRowid = vt_rowid,
 };
 
+/*
+ * ts_end_bound(id): the latest end of the chunk that holds event @id (an
+ * upper bound of its ts_end, read from the directory without decoding the
+ * chunk), NULL when no chunk holds that id, and the largest integer when the
+ * table of schema "main" has not read its directory (nothing is ruled out).
+ * A join that wants events ending at T or later tests it on the outer table
+ * first and skips the events table for the rows that cannot match.
+ */
+static void
+vt_end_bound(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct vt_conn *conn = sqlite3_user_data(ctx);
+	struct vt_tab *t = conn->main;
+	int64_t id;
+	int c;
+
+	(void)argc;
+	if (!t || !t->loaded || sqlite3_value_type(argv[0]) != SQLITE_INTEGER) {
+		sqlite3_result_int64(ctx, INT64_MAX);
+		return;
+	}
+	id = sqlite3_value_int64(argv[0]);
+	c = vt_chunk_of(t, id);
+	if (c < 0)
+		sqlite3_result_null(ctx);
+	else
+		sqlite3_result_int64(ctx, t->dir[c].end_max);
+}
+
 int
 st_sql_register(sqlite3 *db)
 {
-	if (sqlite3_create_module_v2(db, "events", &vt_module, NULL, NULL) != SQLITE_OK)
+	struct vt_conn *conn = sqlite3_malloc(sizeof(*conn));
+
+	if (!conn)
+		return -ENOMEM;
+	conn->main = NULL;
+	/* on failure SQLite calls the destructor itself */
+	if (sqlite3_create_module_v2(db, "events", &vt_module, conn, sqlite3_free) != SQLITE_OK ||
+	    sqlite3_create_function_v2(db, "ts_end_bound", 1, SQLITE_UTF8 | SQLITE_INNOCUOUS, conn,
+				       vt_end_bound, NULL, NULL, NULL) != SQLITE_OK)
 		return -EIO;
 	return st_edges_register(db);
 }

@@ -869,6 +869,55 @@ out:
 	free(path);
 }
 
+/*
+ * ts_end_bound(id) on @path: the largest integer on a connection whose
+ * events table has not read its directory yet; then, for ids of events,
+ * ids around them and ids no chunk holds, the latest end of the chunk that
+ * holds the id (NULL for none), never less than the event's own end.
+ */
+static void
+check_end_bound(const char *path, const char *what)
+{
+	struct tc_err err = { 0 };
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	int bad = 0, below = 0, null = 0;
+
+	if (st_trace_open(&db, path, &err)) {
+		ok(0, "%s: st_trace_open: %s", what, err.msg);
+		return;
+	}
+	ok(q1(db, "SELECT ts_end_bound(1)") == INT64_MAX,
+	   "%s: ts_end_bound before the directory is read rules nothing out", what);
+	q1(db, "SELECT count(*) FROM events WHERE id = 1");
+	if (sqlite3_prepare_v2(db, "SELECT ts_end_bound(?1) IS (SELECT c.end_max FROM event_chunks c "
+			       "WHERE c.id <= ?1 AND c.id + c.count > ?1), ts_end_bound(?1) >= "
+			       "(SELECT ts_end FROM ref_events WHERE id = ?1), ts_end_bound(?1) IS NULL",
+			       -1, &s, NULL) != SQLITE_OK) {
+		ok(0, "%s: prepare: %s", what, sqlite3_errmsg(db));
+		goto out;
+	}
+	for (int n = 0; n < 4000; n++) {
+		int64_t id = n < 3000 ? evs[rnd_in(0, nev - 1)].id + rnd_in(-2, 2) :
+			     rnd_in(-3, id_max + 300);
+
+		sqlite3_bind_int64(s, 1, id);
+		if (sqlite3_step(s) != SQLITE_ROW || !sqlite3_column_int(s, 0))
+			bad++;
+		if (sqlite3_column_type(s, 1) != SQLITE_NULL && !sqlite3_column_int(s, 1))
+			below++;
+		null += sqlite3_column_int(s, 2);
+		sqlite3_reset(s);
+	}
+	ok(bad == 0, "%s: ts_end_bound is the latest end of the id's chunk, or NULL (%d wrong, "
+	   "%d NULL)", what, bad, null);
+	ok(below == 0, "%s: ts_end_bound is never below the event's end (%d are)", what, below);
+	ok(null > 0, "%s: ids no chunk holds give NULL", what);
+out:
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+}
+
 int
 main(void)
 {
@@ -906,6 +955,7 @@ main(void)
 		check_shapes(db, pass == 0 ? 120 : 40, what);
 		sqlite3_close(db);
 		db = NULL;
+		check_end_bound(path, what);
 	}
 	number_events(0);
 	/* a second, plain connection sees it once registered */
