@@ -73,6 +73,59 @@ out:
 }
 
 /*
+ * Candidate predecessor @src (edge kind @kind, ending at @f): it becomes
+ * the best one unless visited, or ending earlier than the best so far, or
+ * ending with it and not a larger id (the first of equals: the order the
+ * edges came in).
+ */
+static void
+pred_take(const struct dq_set *seen, int64_t src, int kind, int64_t f, int64_t *best,
+	  int64_t *best_fin, int *best_kind)
+{
+	if (dq_set_has(seen, src, 0, 0))
+		return;
+	if (*best && (f < *best_fin || (f == *best_fin && src <= *best)))
+		return;
+	*best = src;
+	*best_fin = f;
+	*best_kind = kind;
+}
+
+/*
+ * pred_sql's answer through the store's direct reads: the same rows in the
+ * same order, given to pred_take().  Return: 0, or 1 when they cannot
+ * answer (the caller runs pred_sql, which says what went wrong).
+ */
+static int
+pred_direct(struct dq *q, int64_t dst, unsigned kinds, const struct dq_set *seen, int64_t bound,
+	    int64_t *best, int64_t *best_fin, int *best_kind)
+{
+	size_t n;
+
+	if (!dq_conn(q) || st_conn_ins(q->sc, dst, &q->ins, &n, &q->ins_cap))
+		return 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct st_in_edge *e = &q->ins[i];
+		struct st_ev_brief b;
+		int64_t f;
+		int rc;
+
+		if (e->kind < 0 || e->kind > 62 || !((UINT64_C(1) << e->kind) & kinds) ||
+		    st_conn_end_bound(q->sc, e->src) < bound)
+			continue;
+		rc = st_conn_event(q->sc, e->src, &b);
+		if (rc == -ENOENT)
+			continue;	/* the join finds no such event either */
+		if (rc)
+			return 1;
+		f = (int64_t)((uint64_t)b.ts + (uint64_t)b.dur);
+		if (f >= bound)
+			pred_take(seen, e->src, e->kind, f, best, best_fin, best_kind);
+	}
+	return 0;
+}
+
+/*
  * Among the stored edges into @dst of @kinds whose source is not in @seen,
  * the one whose source ends last (the larger source on equal ends), if it
  * ends at or after @bound: then *@next, *@kind, *@fin and *@label (malloc'd;
@@ -84,26 +137,23 @@ q_pred(struct dq *q, int64_t dst, unsigned kinds, const struct dq_set *seen, int
        int64_t *next, int *kind, int64_t *fin, char **label)
 {
 	int64_t best = 0, best_fin = bound;
-	int best_kind = -1, rc, s;
+	int best_kind = -1, rc, s = SQLITE_DONE;
 	char *best_label = NULL;
 
-	if ((rc = dq_prep(q, &q->pred, pred_sql)))
-		return rc;
-	sqlite3_bind_int64(q->pred, 1, dst);
-	sqlite3_bind_int(q->pred, 2, (int)kinds);
-	sqlite3_bind_int64(q->pred, 3, bound);
-	while ((s = sqlite3_step(q->pred)) == SQLITE_ROW) {
-		int64_t src = sqlite3_column_int64(q->pred, 0), f = sqlite3_column_int64(q->pred, 2);
-
-		if (dq_set_has(seen, src, 0, 0))
-			continue;
-		if (best && (f < best_fin || (f == best_fin && src <= best)))
-			continue;	/* the first of equals: the order the edges came in */
-		best = src;
-		best_fin = f;
-		best_kind = sqlite3_column_int(q->pred, 1);
+	if (pred_direct(q, dst, kinds, seen, bound, &best, &best_fin, &best_kind)) {
+		best = 0;
+		best_fin = bound;
+		if ((rc = dq_prep(q, &q->pred, pred_sql)))
+			return rc;
+		sqlite3_bind_int64(q->pred, 1, dst);
+		sqlite3_bind_int(q->pred, 2, (int)kinds);
+		sqlite3_bind_int64(q->pred, 3, bound);
+		while ((s = sqlite3_step(q->pred)) == SQLITE_ROW)
+			pred_take(seen, sqlite3_column_int64(q->pred, 0),
+				  sqlite3_column_int(q->pred, 1), sqlite3_column_int64(q->pred, 2),
+				  &best, &best_fin, &best_kind);
+		sqlite3_reset(q->pred);
 	}
-	sqlite3_reset(q->pred);
 	if (s == SQLITE_DONE && best) {
 		/* its label: building every edge's label text would cost more */
 		if ((rc = dq_prep(q, &q->label, label_sql)))

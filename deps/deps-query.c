@@ -24,6 +24,7 @@ static const char ev_sql[] =
 static const char ev_noname_sql[] =
 	"SELECT id, unit, ts, dur, depth, kind, NULL FROM events WHERE id = ?1";
 static const char unit_sql[] = "SELECT kind, max_depth FROM units WHERE id = ?1";
+static const char name_sql[] = "SELECT s FROM strings WHERE id = ?1";
 /* The slice of depth ?2 that starts last at or before ?3 (a candidate parent). */
 static const char parent_sql[] =
 	"SELECT id FROM events WHERE unit = ?1 AND depth = ?2 AND ts <= ?3 AND id < ?4 "
@@ -61,6 +62,8 @@ dq_done(struct dq *q)
 	sqlite3_finalize(q->ev);
 	sqlite3_finalize(q->ev_noname);
 	sqlite3_finalize(q->unit);
+	sqlite3_finalize(q->name);
+	free(q->ins);
 	sqlite3_finalize(q->parent);
 	sqlite3_finalize(q->prev);
 	sqlite3_finalize(q->next);
@@ -100,6 +103,59 @@ dq_unit(struct dq *q, struct dq_ev *ev)
 	return 0;
 }
 
+struct st_conn *
+dq_conn(struct dq *q)
+{
+	if (!q->sc_tried) {
+		q->sc = st_conn_of(q->db);
+		q->sc_tried = true;
+	}
+	return q->sc;
+}
+
+/* Name text @name into @buf ("" when the strings table has none). */
+static int
+dq_name(struct dq *q, uint32_t name, char *buf, size_t len)
+{
+	const unsigned char *t;
+	int rc;
+
+	if ((rc = dq_prep(q, &q->name, name_sql)))
+		return rc;
+	sqlite3_bind_int64(q->name, 1, name);
+	t = sqlite3_step(q->name) == SQLITE_ROW ? sqlite3_column_text(q->name, 0) : NULL;
+	snprintf(buf, len, "%s", t ? (const char *)t : "");
+	sqlite3_reset(q->name);
+	return 0;
+}
+
+/*
+ * Event @id through the store's direct reads.  Return: 0, -ENOENT with
+ * q->err set, or 1 when they cannot answer (SQL then will, or say why).
+ */
+static int
+dq_event_direct(struct dq *q, int64_t id, struct dq_ev *ev)
+{
+	struct st_ev_brief b;
+	int rc;
+
+	if (!dq_conn(q))
+		return 1;
+	rc = st_conn_event(q->sc, id, &b);
+	if (rc == -ENOENT)
+		return tc_err_set(q->err, -ENOENT, "no event %lld in this trace", (long long)id);
+	if (rc)
+		return 1;
+	*ev = (struct dq_ev){ .id = id, .unit = b.unit, .ts = b.ts, .dur = b.dur, .depth = b.depth,
+			      .kind = b.kind };
+	if (!q->no_names && (rc = dq_name(q, b.name, ev->name, sizeof(ev->name))))
+		return rc;
+	if ((rc = dq_unit(q, ev)))
+		return rc;
+	q->last = *ev;
+	return 0;
+}
+
 /* Look up event @id; -ENOENT when absent. */
 int
 dq_event(struct dq *q, int64_t id, struct dq_ev *ev)
@@ -112,6 +168,8 @@ dq_event(struct dq *q, int64_t id, struct dq_ev *ev)
 		*ev = q->last;
 		return 0;
 	}
+	if ((rc = dq_event_direct(q, id, ev)) <= 0)
+		return rc;
 	st = q->no_names ? &q->ev_noname : &q->ev;
 	if ((rc = dq_prep(q, st, q->no_names ? ev_noname_sql : ev_sql)))
 		return rc;

@@ -32,7 +32,12 @@ struct dq_ev {
 struct dq {
 	sqlite3 *db;
 	struct tc_err *err;
-	sqlite3_stmt *ev, *ev_noname, *unit, *parent, *prev, *next, *in, *out, *pred, *label;
+	sqlite3_stmt *ev, *ev_noname, *unit, *name, *parent, *prev, *next, *in, *out, *pred, *label;
+	/* the store's direct reads (NULL: SQL only), looked for on first use */
+	struct st_conn *sc;
+	bool sc_tried;
+	struct st_in_edge *ins;	/* malloc'd; edges into an event, for the critical path */
+	size_t ins_cap;
 	struct dq_ev last;	/* last.id == 0: none */
 	struct dq_unit {
 		bool known;
@@ -57,7 +62,10 @@ struct dq_set {
  */
 int dq_prep(struct dq *q, sqlite3_stmt **st, const char *sql);
 
-/** dq_done - finalize every statement of @q. */
+/** dq_conn - the store's direct reads for @q's connection, NULL when there are none. */
+struct st_conn *dq_conn(struct dq *q);
+
+/** dq_done - finalize every statement of @q and free what it holds. */
 void dq_done(struct dq *q);
 
 /**

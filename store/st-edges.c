@@ -1123,6 +1123,7 @@ struct ev_view {
 struct ev_vtab {
 	sqlite3_vtab base;
 	sqlite3 *db;
+	struct st_conn *conn;	/* shared with the connection's events table, or NULL */
 	struct tc_buf text;	/* a label being rebuilt */
 	sqlite3_stmt *get_ins, *get_outs, *get_label;
 	struct ev_view view[2];	/* [0] ins, [1] outs */
@@ -1165,6 +1166,9 @@ ev_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vt
 		return SQLITE_NOMEM;
 	memset(vt, 0, sizeof(*vt));
 	vt->db = db;
+	vt->conn = aux;
+	if (vt->conn && !strcmp(argv[1], "main"))
+		vt->conn->edges = vt;
 	vt->lgroup = -1;
 	vt->view[0].block = vt->view[1].block = -1;
 	tc_buf_init(&vt->text);
@@ -1177,6 +1181,8 @@ ev_disconnect(sqlite3_vtab *base)
 {
 	struct ev_vtab *vt = (struct ev_vtab *)base;
 
+	if (vt->conn && vt->conn->edges == vt)
+		vt->conn->edges = NULL;
 	sqlite3_finalize(vt->get_ins);
 	sqlite3_finalize(vt->get_outs);
 	sqlite3_finalize(vt->get_label);
@@ -1725,7 +1731,57 @@ static const sqlite3_module ev_module = {
 };
 
 int
+st_conn_ins(struct st_conn *c, int64_t dst, struct st_in_edge **v, size_t *n, size_t *cap)
+{
+	struct ev_vtab *vt = c ? c->edges : NULL;
+	int64_t block = dst / ST_EDGE_BLOCK, cur;
+	int slot = (int)(dst % ST_EDGE_BLOCK), rc;
+	const uint8_t *q, *end;
+	struct ev_view *w;
+
+	*n = 0;
+	if (!vt)
+		return -EAGAIN;
+	if (dst < 0)
+		return 0;
+	rc = ev_view_get(vt, block, false, slot, &w);
+	if (rc == SQLITE_DONE || (rc == SQLITE_OK && w->off[slot] == EV_SLOT_NONE))
+		return 0;
+	if (rc != SQLITE_OK)
+		return -EIO;
+	q = w->blob + w->off[slot];
+	end = w->blob + w->len;
+	cur = block * ST_EDGE_BLOCK + w->prev[slot];
+	while (q < end) {
+		struct ev_entry e;
+
+		if (ev_entry_get(&q, end, &e) != SQLITE_OK)
+			return -EIO;
+		cur += (int64_t)e.d;
+		if (cur > dst)
+			break;
+		if (cur != dst)
+			continue;
+		if (*n == *cap) {
+			*cap = *cap ? 2 * *cap : 16;
+			*v = tc_xrealloc(*v, *cap * sizeof(**v));
+		}
+		(*v)[(*n)++] = (struct st_in_edge){
+			.src = cur + tc_unzigzag(e.z),
+			.kind = (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1)) };
+	}
+	return 0;
+}
+
+int
+st_edges_register_conn(sqlite3 *db, struct st_conn *c)
+{
+	return sqlite3_create_module_v2(db, "edges", &ev_module, c, c ? st_conn_unref : NULL) ==
+	       SQLITE_OK ? 0 : -EIO;
+}
+
+int
 st_edges_register(sqlite3 *db)
 {
-	return sqlite3_create_module_v2(db, "edges", &ev_module, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+	return st_edges_register_conn(db, NULL);
 }

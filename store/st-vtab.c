@@ -52,15 +52,6 @@ static const char *const vt_col_name[VT_NCOLS] = {
 #define VT_PLANS 8		/* parsed plans kept per connection */
 #define VT_ID_SHIFT 8		/* ids per block of the id map: 256, a full chunk */
 
-/*
- * What a connection's table of schema "main" shares with its SQL function
- * ts_end_bound(): allocated by st_sql_register(), freed by SQLite with the
- * module, after the last table of it is disconnected.
- */
-struct vt_conn {
-	struct vt_tab *main;	/* NULL until connected */
-};
-
 /* One decoded chunk; refs: the cache slot plus each cursor on it. */
 struct vt_ent {
 	int refs;
@@ -72,7 +63,7 @@ struct vt_ent {
 struct vt_tab {
 	sqlite3_vtab base;
 	sqlite3 *db;
-	struct vt_conn *conn;
+	struct st_conn *conn;	/* shared with the connection's edges and functions */
 	char *schema;		/* sqlite3_malloc'd */
 	bool loaded;
 	struct st_chunk_dir *dir;	/* sorted by first id */
@@ -174,7 +165,7 @@ vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vt
 		return SQLITE_NOMEM;
 	}
 	if (t->conn && !strcmp(t->schema, "main"))
-		t->conn->main = t;
+		t->conn->events = t;
 	*out = &t->base;
 	return SQLITE_OK;
 }
@@ -184,8 +175,8 @@ vt_disconnect(sqlite3_vtab *vt)
 {
 	struct vt_tab *t = (struct vt_tab *)vt;
 
-	if (t->conn && t->conn->main == t)
-		t->conn->main = NULL;
+	if (t->conn && t->conn->events == t)
+		t->conn->events = NULL;
 	for (int i = 0; i < VT_CACHE; i++)
 		vt_ent_put(t->cache[i]);
 	for (int i = 0; i < VT_PLANS; i++)
@@ -1179,6 +1170,95 @@ static const sqlite3_module vt_module = {
 	.xRowid = vt_rowid,
 };
 
+/* ---- direct reads (store.h: struct st_conn) ---- */
+
+/* The connection's events table of schema "main", its directory read. */
+static struct vt_tab *
+vt_main(struct st_conn *c)
+{
+	struct vt_tab *t = c ? c->events : NULL;
+
+	if (!t || (!t->loaded && vt_load(t) != SQLITE_OK))
+		return NULL;
+	return t;
+}
+
+int64_t
+st_conn_end_bound(struct st_conn *c, int64_t id)
+{
+	struct vt_tab *t = vt_main(c);
+	int k;
+
+	if (!t)
+		return INT64_MAX;
+	k = vt_chunk_of(t, id);
+	return k < 0 ? INT64_MIN : t->dir[k].end_max;
+}
+
+int
+st_conn_event(struct st_conn *c, int64_t id, struct st_ev_brief *ev)
+{
+	struct vt_tab *t = c ? c->events : NULL;
+	const struct st_cev *e;
+	struct vt_ent *ent;
+	int k;
+
+	if (!t)
+		return -EAGAIN;
+	if (!(t = vt_main(c)))
+		return -EIO;
+	if ((k = vt_chunk_of(t, id)) < 0)
+		return -ENOENT;
+	if (vt_chunk_get(t, k, &ent) != SQLITE_OK)
+		return -EIO;
+	e = &ent->ev[id - t->dir[k].first];
+	*ev = (struct st_ev_brief){ .unit = t->dir[k].unit, .ts = e->ts, .dur = e->dur,
+				    .name = e->name, .depth = e->depth, .kind = e->kind };
+	vt_ent_put(ent);
+	return 0;
+}
+
+void
+st_conn_unref(void *p)
+{
+	struct st_conn *c = p;
+
+	if (c && --c->refs == 0)
+		sqlite3_free(c);
+}
+
+/* st_conn_export(pointer): store the connection's struct st_conn where it points. */
+static void
+vt_conn_export(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct st_conn **out = sqlite3_value_pointer(argv[0], "nx-st-conn");
+
+	(void)argc;
+	if (out)
+		*out = sqlite3_user_data(ctx);
+	sqlite3_result_null(ctx);
+}
+
+struct st_conn *
+st_conn_of(sqlite3 *db)
+{
+	struct st_conn *c = NULL;
+	sqlite3_stmt *s = NULL;
+
+	/* preparing a statement that names an eponymous table connects it */
+	for (int i = 0; i < 2; i++) {
+		if (sqlite3_prepare_v2(db, i ? "SELECT 1 FROM edges WHERE 0" :
+				       "SELECT 1 FROM events WHERE 0", -1, &s, NULL) == SQLITE_OK)
+			sqlite3_finalize(s);
+	}
+	if (sqlite3_prepare_v2(db, "SELECT st_conn_export(?1)", -1, &s, NULL) != SQLITE_OK)
+		return NULL;
+	sqlite3_bind_pointer(s, 1, &c, "nx-st-conn", NULL);
+	sqlite3_step(s);
+	sqlite3_finalize(s);
+	return c && c->events ? c : NULL;
+}
+
 /*
  * ts_end_bound(id): the latest end of the chunk that holds event @id (an
  * upper bound of its ts_end, read from the directory without decoding the
@@ -1190,36 +1270,39 @@ static const sqlite3_module vt_module = {
 static void
 vt_end_bound(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	struct vt_conn *conn = sqlite3_user_data(ctx);
-	struct vt_tab *t = conn->main;
-	int64_t id;
-	int c;
+	struct st_conn *c = sqlite3_user_data(ctx);
+	struct vt_tab *t = c->events;
+	int64_t b;
 
 	(void)argc;
 	if (!t || !t->loaded || sqlite3_value_type(argv[0]) != SQLITE_INTEGER) {
 		sqlite3_result_int64(ctx, INT64_MAX);
 		return;
 	}
-	id = sqlite3_value_int64(argv[0]);
-	c = vt_chunk_of(t, id);
-	if (c < 0)
+	b = st_conn_end_bound(c, sqlite3_value_int64(argv[0]));
+	if (b == INT64_MIN)
 		sqlite3_result_null(ctx);
 	else
-		sqlite3_result_int64(ctx, t->dir[c].end_max);
+		sqlite3_result_int64(ctx, b);
 }
 
 int
 st_sql_register(sqlite3 *db)
 {
-	struct vt_conn *conn = sqlite3_malloc(sizeof(*conn));
+	struct st_conn *conn = sqlite3_malloc(sizeof(*conn));
 
 	if (!conn)
 		return -ENOMEM;
-	conn->main = NULL;
-	/* on failure SQLite calls the destructor itself */
-	if (sqlite3_create_module_v2(db, "events", &vt_module, conn, sqlite3_free) != SQLITE_OK ||
-	    sqlite3_create_function_v2(db, "ts_end_bound", 1, SQLITE_UTF8 | SQLITE_INNOCUOUS, conn,
-				       vt_end_bound, NULL, NULL, NULL) != SQLITE_OK)
+	*conn = (struct st_conn){ .refs = 1 };
+	/* on failure SQLite calls the module's destructor itself */
+	if (sqlite3_create_module_v2(db, "events", &vt_module, conn, st_conn_unref) != SQLITE_OK)
 		return -EIO;
-	return st_edges_register(db);
+	conn->refs++;
+	if (st_edges_register_conn(db, conn) ||
+	    sqlite3_create_function_v2(db, "ts_end_bound", 1, SQLITE_UTF8 | SQLITE_INNOCUOUS, conn,
+				       vt_end_bound, NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_create_function_v2(db, "st_conn_export", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY,
+				       conn, vt_conn_export, NULL, NULL, NULL) != SQLITE_OK)
+		return -EIO;
+	return 0;
 }

@@ -7,6 +7,25 @@
 #include "store/store.h"
 #include "store/st-edges.h"
 
+/*
+ * struct st_conn (store.h): shared by the `events` (st-vtab.c) and `edges`
+ * (st-edges.c) modules of one connection, which point it at their tables of
+ * schema "main" while connected; freed when both modules are gone.
+ */
+struct vt_tab;
+struct ev_vtab;
+struct st_conn {
+	int refs;		/* modules registered with it */
+	struct vt_tab *events;
+	struct ev_vtab *edges;
+};
+
+/** st_conn_unref - a module's destructor: drop its reference to @p (a struct st_conn). */
+void st_conn_unref(void *p);
+
+/** st_edges_register_conn - st_edges_register(), the module sharing @c. */
+int st_edges_register_conn(sqlite3 *db, struct st_conn *c);
+
 struct st_hent {		/* open-addressing string -> id map entry */
 	char *key;
 	uint32_t hash;

@@ -318,6 +318,58 @@ void st_read_end(sqlite3 *db);
  */
 int st_sql_register(sqlite3 *db);
 
+/* ---- direct reads beside SQL (the dependency walks' hot lookups) ---- */
+
+/*
+ * The state the store keeps per connection that st_sql_register() set up:
+ * the `events` and `edges` tables of schema "main" (their directory, decoded
+ * chunks and edge blocks).  Reads through it skip SQLite's statements; each
+ * answers -EAGAIN when a table is not connected and -EIO when the store is
+ * damaged, and a caller then asks SQL, which reports what went wrong.
+ */
+struct st_conn;
+
+/* An event as st_conn_event() reads it. */
+struct st_ev_brief {
+	int64_t unit, ts, dur;
+	uint32_t name;
+	int depth, kind;
+};
+
+/* A stored edge into an event: its source and kind. */
+struct st_in_edge {
+	int64_t src;
+	int kind;
+};
+
+/**
+ * st_conn_of - the store state of @db (connecting `events` and `edges` of
+ * schema "main" if they are not yet).  Return: it, or NULL when @db has no
+ * st_sql_register() or `events` cannot be connected (without `edges`,
+ * st_conn_ins() answers -EAGAIN).
+ */
+struct st_conn *st_conn_of(sqlite3 *db);
+
+/**
+ * st_conn_event - event @id into *@ev.  Return: 0, -ENOENT when no event
+ * has that id, -EAGAIN or -EIO (see struct st_conn).
+ */
+int st_conn_event(struct st_conn *c, int64_t id, struct st_ev_brief *ev);
+
+/**
+ * st_conn_end_bound - ts_end_bound(@id): the latest end (ts + dur) of the
+ * chunk that holds event @id, from the chunk directory alone.  Return: it,
+ * INT64_MIN when no chunk holds @id, INT64_MAX when it cannot be known.
+ */
+int64_t st_conn_end_bound(struct st_conn *c, int64_t id);
+
+/**
+ * st_conn_ins - the stored edges into event @dst, in the order the edges
+ * table lists them, into *@v (grown with realloc; *@cap its capacity, the
+ * caller frees it), *@n of them.  Return: 0, -EAGAIN or -EIO.
+ */
+int st_conn_ins(struct st_conn *c, int64_t dst, struct st_in_edge **v, size_t *n, size_t *cap);
+
 /**
  * st_stats_to_json_text - the stats as a JSON object text (malloc'd), the
  * fields `ingest --json` prints: slices, instants, counters, units, devices,

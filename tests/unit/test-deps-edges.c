@@ -123,7 +123,7 @@ fresh_db(const char *path)
 
 	unlink(path);
 	if (sqlite3_open(path, &db) != SQLITE_OK || st_schema_create_trace(db, &err) < 0 ||
-	    st_edges_register(db) < 0) {
+	    st_sql_register(db) < 0) {
 		printf("# cannot create %s: %s\n", path, err.msg);
 		exit(99);
 	}
@@ -145,6 +145,41 @@ by_ends_bad(sqlite3 *db, int64_t id)
 	bad += strcmp(g, w) != 0;
 	free(g);
 	free(w);
+	return bad;
+}
+
+/*
+ * How many of @n lookups (ids @ids) differ between st_conn_ins() and the
+ * edges table's dst = ? rows (sources and kinds, in order).
+ */
+static int
+direct_bad(sqlite3 *db, struct st_conn *c, const int64_t *ids, size_t n)
+{
+	struct st_in_edge *v = NULL;
+	size_t nv, cap = 0;
+	int bad = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_stmt *s = NULL;
+		struct tc_buf a, b;
+
+		tc_buf_init(&a);
+		tc_buf_init(&b);
+		if (st_conn_ins(c, ids[i], &v, &nv, &cap))
+			nv = SIZE_MAX;
+		for (size_t k = 0; nv != SIZE_MAX && k < nv; k++)
+			tc_buf_printf(&a, "%lld:%d;", (long long)v[k].src, v[k].kind);
+		sqlite3_prepare_v2(db, "SELECT src, kind FROM edges WHERE dst = ?", -1, &s, NULL);
+		sqlite3_bind_int64(s, 1, ids[i]);
+		while (sqlite3_step(s) == SQLITE_ROW)
+			tc_buf_printf(&b, "%lld:%d;", (long long)sqlite3_column_int64(s, 0),
+				    sqlite3_column_int(s, 1));
+		sqlite3_finalize(s);
+		bad += nv == SIZE_MAX || a.len != b.len || (a.len && memcmp(a.data, b.data, a.len));
+		tc_buf_free(&a);
+		tc_buf_free(&b);
+	}
+	free(v);
 	return bad;
 }
 
@@ -205,6 +240,22 @@ round_trip(const char *path, size_t ram, const char *what)
 	for (int64_t id = 600; id-- > 0;)
 		bad += by_ends_bad(db, id);
 	ok(bad == 0, "%s: the same lookups in descending order", what);
+	/* the same lookups through the store's direct reads, both ways, and off the ends */
+	{
+		struct st_conn *c = st_conn_of(db);
+		int64_t ids[1400];
+		size_t n = 0;
+
+		for (int64_t id = 0; id <= NEV && n < 700; id += id < 600 ? 1 : 97)
+			ids[n++] = id;
+		for (int64_t id = 600; id-- > 0;)
+			ids[n++] = id;
+		ids[n++] = NEV + 5000;
+		ids[n++] = -3;
+		ok(c != NULL, "%s: st_conn_of", what);
+		is_int(c ? direct_bad(db, c, ids, n) : -1, 0,
+		       "st_conn_ins lists what dst = ? lists, in its order");
+	}
 	/* both ends given: the pair, and a pair that is not an edge */
 	g = got(db, "SELECT src, dst, kind, label FROM edges WHERE src = ? AND dst = ?",
 		edges[7].src, edges[7].dst);
@@ -348,6 +399,18 @@ main(void)
 			rc = sqlite3_step(s);
 		sqlite3_finalize(s);
 		is_int(rc, SQLITE_CORRUPT, "a lookup in the damaged block is SQLITE_CORRUPT");
+		{
+			struct st_conn *c = st_conn_of(db);
+			struct st_in_edge *v = NULL;
+			size_t n = 0, cap = 0;
+
+			is_int(c ? st_conn_ins(c, 300, &v, &n, &cap) : 0, -EIO,
+			       "st_conn_ins in the damaged block is -EIO");
+			is_int(c ? st_conn_ins(c, 700, &v, &n, &cap) : -1, 0,
+			       "st_conn_ins in another block answers");
+			ok(n == 1 && v[0].src == 699 && v[0].kind == 0, "with its edge");
+			free(v);
+		}
 		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", 700, 0);
 		is_str(g, "699>700:0:A[0:4];", "a lookup in another block still answers");
 		free(g);

@@ -918,6 +918,63 @@ out:
 	sqlite3_close(db);
 }
 
+/*
+ * The store's direct reads on @path against SQL: st_conn_event() gives the
+ * row `events` gives (or -ENOENT where it has none) and st_conn_end_bound()
+ * what ts_end_bound() gives; edges here is a plain table, so st_conn_ins()
+ * answers -EAGAIN.
+ */
+static void
+check_direct(const char *path, const char *what)
+{
+	struct tc_err err = { 0 };
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	struct st_conn *c;
+	struct st_in_edge *v = NULL;
+	size_t n, cap = 0;
+	int bad = 0, none = 0;
+
+	if (st_trace_open(&db, path, &err)) {
+		ok(0, "%s: st_trace_open: %s", what, err.msg);
+		return;
+	}
+	c = st_conn_of(db);
+	ok(c != NULL, "%s: st_conn_of", what);
+	if (!c || sqlite3_prepare_v2(db, "SELECT unit, ts, dur, name, depth, kind, "
+				     "ifnull(ts_end_bound(?1), -1) FROM events WHERE id = ?1",
+				     -1, &s, NULL) != SQLITE_OK)
+		goto out;
+	for (int k = 0; k < 3000; k++) {
+		int64_t id = k < 2000 ? evs[rnd_in(0, nev - 1)].id + rnd_in(-1, 1) :
+			     rnd_in(-3, id_max + 300);
+		struct st_ev_brief b;
+		int rc = st_conn_event(c, id, &b);
+		int64_t eb = st_conn_end_bound(c, id);
+
+		sqlite3_bind_int64(s, 1, id);
+		if (sqlite3_step(s) == SQLITE_ROW)
+			bad += rc != 0 || b.unit != sqlite3_column_int64(s, 0) ||
+			       b.ts != sqlite3_column_int64(s, 1) ||
+			       b.dur != sqlite3_column_int64(s, 2) ||
+			       b.name != (uint32_t)sqlite3_column_int64(s, 3) ||
+			       b.depth != sqlite3_column_int(s, 4) ||
+			       b.kind != sqlite3_column_int(s, 5) ||
+			       eb != sqlite3_column_int64(s, 6);
+		else
+			none++, bad += rc != -ENOENT;
+		sqlite3_reset(s);
+	}
+	ok(bad == 0, "%s: st_conn_event and st_conn_end_bound agree with SQL (%d differ, %d "
+	   "ids without an event)", what, bad, none);
+	is_int(st_conn_ins(c, evs[0].id, &v, &n, &cap), -EAGAIN,
+	       "st_conn_ins without the edges table: -EAGAIN");
+out:
+	free(v);
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+}
+
 int
 main(void)
 {
@@ -956,6 +1013,7 @@ main(void)
 		sqlite3_close(db);
 		db = NULL;
 		check_end_bound(path, what);
+		check_direct(path, what);
 	}
 	number_events(0);
 	/* a second, plain connection sees it once registered */
