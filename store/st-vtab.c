@@ -1262,24 +1262,21 @@ st_conn_of(sqlite3 *db)
 /*
  * ts_end_bound(id): the latest end of the chunk that holds event @id (an
  * upper bound of its ts_end, read from the directory without decoding the
- * chunk), NULL when no chunk holds that id, and the largest integer when the
- * table of schema "main" has not read its directory (nothing is ruled out).
- * A join that wants events ending at T or later tests it on the outer table
- * first and skips the events table for the rows that cannot match.
+ * chunk), NULL when no chunk holds that id, and the largest integer when it
+ * cannot be known (no statement of the connection has named `events` yet,
+ * or its directory is damaged): nothing is ruled out.
  */
 static void
 vt_end_bound(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	struct st_conn *c = sqlite3_user_data(ctx);
-	struct vt_tab *t = c->events;
 	int64_t b;
 
 	(void)argc;
-	if (!t || !t->loaded || sqlite3_value_type(argv[0]) != SQLITE_INTEGER) {
+	if (sqlite3_value_type(argv[0]) != SQLITE_INTEGER) {
 		sqlite3_result_int64(ctx, INT64_MAX);
 		return;
 	}
-	b = st_conn_end_bound(c, sqlite3_value_int64(argv[0]));
+	b = st_conn_end_bound(sqlite3_user_data(ctx), sqlite3_value_int64(argv[0]));
 	if (b == INT64_MIN)
 		sqlite3_result_null(ctx);
 	else
