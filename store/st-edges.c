@@ -1441,6 +1441,28 @@ ev_decode(struct ev_cursor *c, const uint8_t *q, const uint8_t *end, int64_t blo
 }
 
 /*
+ * Where the entries of event @dst (>= 0) begin in its block's ins blob: *@q,
+ * up to *@end, the id before the first *@cur.  Return: SQLITE_OK,
+ * SQLITE_DONE when it has none, or an error.
+ */
+static int
+ev_ins_at(struct ev_vtab *vt, int64_t dst, const uint8_t **q, const uint8_t **end, int64_t *cur)
+{
+	int64_t block = dst / ST_EDGE_BLOCK;
+	int slot = (int)(dst % ST_EDGE_BLOCK), rc;
+	struct ev_view *v;
+
+	if ((rc = ev_view_get(vt, block, false, slot, &v)) != SQLITE_OK)
+		return rc;
+	if (v->off[slot] == EV_SLOT_NONE)
+		return SQLITE_DONE;
+	*q = v->blob + v->off[slot];
+	*end = v->blob + v->len;
+	*cur = block * ST_EDGE_BLOCK + v->prev[slot];
+	return SQLITE_OK;
+}
+
+/*
  * The label of outs row @i of cursor @c, from the ins of its dst: the entry
  * of the same src and kind, the n-th if the cursor's rows before it have n
  * with the same dst and kind (explicit edges may repeat a pair; both lists
@@ -1450,24 +1472,17 @@ ev_decode(struct ev_cursor *c, const uint8_t *q, const uint8_t *end, int64_t blo
 static int
 ev_from_ins(struct ev_vtab *vt, const struct ev_cursor *c, size_t i, struct ev_row *r)
 {
-	int64_t block = r->dst / ST_EDGE_BLOCK, cur;
-	int slot = (int)(r->dst % ST_EDGE_BLOCK), rc;
 	const uint8_t *q, *end;
-	struct ev_view *v;
 	size_t occ = 0;
+	int64_t cur;
+	int rc;
 
 	if (r->dst < 0)
 		return SQLITE_DONE;	/* a damaged outs row: no ins holds its label */
 	for (size_t j = 0; j < i; j++)
 		occ += c->rows[j].dst == r->dst && c->rows[j].kind == r->kind;
-	rc = ev_view_get(vt, block, false, slot, &v);
-	if (rc != SQLITE_OK)
+	if ((rc = ev_ins_at(vt, r->dst, &q, &end, &cur)) != SQLITE_OK)
 		return rc;
-	if (v->off[slot] == EV_SLOT_NONE)
-		return SQLITE_DONE;
-	q = v->blob + v->off[slot];
-	end = v->blob + v->len;
-	cur = block * ST_EDGE_BLOCK + v->prev[slot];
 	while (q < end) {
 		struct ev_entry e;
 
@@ -1734,24 +1749,17 @@ int
 st_conn_ins(struct st_conn *c, int64_t dst, struct st_in_edge **v, size_t *n, size_t *cap)
 {
 	struct ev_vtab *vt = c ? c->edges : NULL;
-	int64_t block = dst / ST_EDGE_BLOCK, cur;
-	int slot = (int)(dst % ST_EDGE_BLOCK), rc;
 	const uint8_t *q, *end;
-	struct ev_view *w;
+	int64_t cur;
+	int rc;
 
 	*n = 0;
 	if (!vt)
 		return -EAGAIN;
 	if (dst < 0)
 		return 0;
-	rc = ev_view_get(vt, block, false, slot, &w);
-	if (rc == SQLITE_DONE || (rc == SQLITE_OK && w->off[slot] == EV_SLOT_NONE))
-		return 0;
-	if (rc != SQLITE_OK)
-		return -EIO;
-	q = w->blob + w->off[slot];
-	end = w->blob + w->len;
-	cur = block * ST_EDGE_BLOCK + w->prev[slot];
+	if ((rc = ev_ins_at(vt, dst, &q, &end, &cur)) != SQLITE_OK)
+		return rc == SQLITE_DONE ? 0 : -EIO;
 	while (q < end) {
 		struct ev_entry e;
 
