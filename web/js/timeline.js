@@ -1311,7 +1311,7 @@ export class Timeline {
 			p.event = this.sel.id;
 		else
 			p.end = toAbs(Math.ceil(this.end));
-		/* a zoomed-out view's whole path takes a second on a big trace: say so */
+		/* a zoomed-out view's whole path takes a moment on a big trace: say so */
 		const btn = this.$('#tl-critical');
 		if (btn) {
 			btn.disabled = true;
