@@ -1310,6 +1310,7 @@ ev_fetch(struct ev_vtab *vt, sqlite3_stmt **st, const char *sql, int64_t id, uin
 }
 
 #define EV_FROM_INS 0xff	/* row form: an outs row, its label is in the ins */
+#define EV_BLOCK_MAX (INT64_C(1) << 30)	/* blocks a rowid can number (1 << 38 events) */
 
 struct ev_entry {
 	uint64_t d, z, lk, a, b;
@@ -1335,6 +1336,20 @@ ev_entry_get(const uint8_t **q, const uint8_t *end, struct ev_entry *e)
 	if (e->form == ST_LABEL_RANGE && (tc_uvarint_get(q, end, &e->b) || e->a + e->b < e->a))
 		return SQLITE_CORRUPT;
 	return SQLITE_OK;
+}
+
+/*
+ * Step to entry @e from the id before it, *@cur, and give the edge's other
+ * end in *@other.  Return: false when the entry is damaged (an id delta
+ * past the block, or an other end out of range).
+ */
+static bool
+ev_step(const struct ev_entry *e, int64_t *cur, int64_t *other)
+{
+	if (e->d >= ST_EDGE_BLOCK)
+		return false;
+	*cur += (int64_t)e->d;
+	return !__builtin_add_overflow(*cur, tc_unzigzag(e->z), other);
 }
 
 /*
@@ -1402,18 +1417,22 @@ static int
 ev_decode(struct ev_cursor *c, const uint8_t *q, const uint8_t *end, int64_t block, bool by_src,
 	  int64_t i0, int64_t cur, int64_t self, int64_t peer, int kind)
 {
+	int64_t last;
+
+	if (block < 0 || block >= EV_BLOCK_MAX)
+		return SQLITE_CORRUPT;	/* a damaged row id: past what rowids can number */
+	last = block * ST_EDGE_BLOCK + ST_EDGE_BLOCK - 1;
 	for (int64_t i = i0; q < end; i++) {
 		struct ev_entry e;
 		struct ev_row *r;
 		int64_t other;
 		int k;
 
-		if (ev_entry_get(&q, end, &e) != SQLITE_OK)
+		if (ev_entry_get(&q, end, &e) != SQLITE_OK || !ev_step(&e, &cur, &other) ||
+		    cur > last)
 			return SQLITE_CORRUPT;
-		cur += (int64_t)e.d;
 		if (self >= 0 && cur > self)
 			break;
-		other = cur + tc_unzigzag(e.z);
 		k = (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1));
 		if ((self >= 0 && cur != self) || (peer >= 0 && other != peer) ||
 		    (kind >= 0 && k != kind))
@@ -1486,12 +1505,13 @@ ev_from_ins(struct ev_vtab *vt, const struct ev_cursor *c, size_t i, struct ev_r
 	while (q < end) {
 		struct ev_entry e;
 
-		if (ev_entry_get(&q, end, &e) != SQLITE_OK)
+		int64_t other;
+
+		if (ev_entry_get(&q, end, &e) != SQLITE_OK || !ev_step(&e, &cur, &other))
 			return SQLITE_CORRUPT;
-		cur += (int64_t)e.d;
 		if (cur > r->dst)
 			break;
-		if (cur != r->dst || cur + tc_unzigzag(e.z) != r->src ||
+		if (cur != r->dst || other != r->src ||
 		    (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1)) != r->kind || occ--)
 			continue;
 		r->form = (uint8_t)e.form;
@@ -1545,6 +1565,12 @@ ev_scan_next(struct ev_cursor *c)
 			return ev_err(vt, SQLITE_ERROR, "scan");
 		p = sqlite3_column_blob(c->scan, 1);
 		block = sqlite3_column_int64(c->scan, 0);
+		if (block < 0 || block >= EV_BLOCK_MAX) {
+			sqlite3_free(vt->base.zErrMsg);
+			vt->base.zErrMsg = sqlite3_mprintf("edges: block %lld: id out of range",
+							   (long long)block);
+			return SQLITE_CORRUPT;
+		}
 		rc = ev_decode(c, p, p + sqlite3_column_bytes(c->scan, 1), block, false, 0,
 			       block * ST_EDGE_BLOCK, -1, -1, c->kind);
 		if (rc != SQLITE_OK)
@@ -1763,9 +1789,10 @@ st_conn_ins(struct st_conn *c, int64_t dst, struct st_in_edge **v, size_t *n, si
 	while (q < end) {
 		struct ev_entry e;
 
-		if (ev_entry_get(&q, end, &e) != SQLITE_OK)
+		int64_t src;
+
+		if (ev_entry_get(&q, end, &e) != SQLITE_OK || !ev_step(&e, &cur, &src))
 			return -EIO;
-		cur += (int64_t)e.d;
 		if (cur > dst)
 			break;
 		if (cur != dst)
@@ -1775,8 +1802,7 @@ st_conn_ins(struct st_conn *c, int64_t dst, struct st_in_edge **v, size_t *n, si
 			*v = tc_xrealloc(*v, *cap * sizeof(**v));
 		}
 		(*v)[(*n)++] = (struct st_in_edge){
-			.src = cur + tc_unzigzag(e.z),
-			.kind = (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1)) };
+			.src = src, .kind = (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1)) };
 	}
 	return 0;
 }
