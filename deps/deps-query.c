@@ -156,6 +156,7 @@ dq_event_direct(struct dq *q, int64_t id, struct dq_ev *ev)
 	if ((rc = dq_unit(q, ev)))
 		return rc;
 	q->last = *ev;
+	q->last_named = !q->no_names;
 	return 0;
 }
 
@@ -167,7 +168,7 @@ dq_event(struct dq *q, int64_t id, struct dq_ev *ev)
 	sqlite3_stmt **st;
 	int rc;
 
-	if (id && q->last.id == id) {
+	if (id && q->last.id == id && (q->last_named || q->no_names)) {
 		*ev = q->last;
 		return 0;
 	}
@@ -193,6 +194,7 @@ dq_event(struct dq *q, int64_t id, struct dq_ev *ev)
 	if ((rc = dq_unit(q, ev)))
 		return rc;
 	q->last = *ev;
+	q->last_named = !q->no_names;
 	return 0;
 }
 

@@ -39,6 +39,7 @@ struct dq {
 	struct st_in_edge *ins;	/* malloc'd; edges into an event, for the critical path */
 	size_t ins_cap;
 	struct dq_ev last;	/* last.id == 0: none */
+	bool last_named;	/* last read with its name */
 	struct dq_unit {
 		bool known;
 		int64_t id;
