@@ -1219,12 +1219,19 @@ pf_add(struct pf_ctx *c, int unit, int kind, int64_t ts, int64_t dur, uint32_t n
        uint32_t cat, double value, const char *args)
 {
 	struct st_event ev = {
-		.unit = unit, .kind = kind, .ts = ts + c->ts_offset, .dur = dur < 0 ? 0 : dur,
+		.unit = unit, .kind = kind, .dur = dur < 0 ? 0 : dur,
 		.name = name, .cat = cat, .value = value, .args = args,
 		.args_len = args ? strlen(args) : 0,
 	};
-	int64_t end = ts + ev.dur;	/* in trace time, before the offset */
+	int64_t end, at_end;	/* in trace time, before the offset, and after it */
 
+	if (__builtin_add_overflow(ts, c->ts_offset, &ev.ts) ||
+	    __builtin_add_overflow(ts, ev.dur, &end) ||
+	    __builtin_add_overflow(end, c->ts_offset, &at_end)) {
+		st_writer_count_bad(c->w, "%s: event at %" PRId64 " ns lasting %" PRId64
+				    " ns: out of the time range", c->name, ts, ev.dur);
+		return 0;
+	}
 	if (end > c->max_ts)
 		c->max_ts = end;
 	c->events++;
@@ -1378,7 +1385,7 @@ pf_slice_end(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int64_t ts
 {
 	struct pf_open *o;
 	struct pf_bind b = { 0 };
-	int64_t seq;
+	int64_t seq, dur;
 
 	if (!t->nopen) {
 		c->n_end_unmatched++;
@@ -1390,8 +1397,14 @@ pf_slice_end(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int64_t ts
 		b.open = o;
 		pf_flows(c, te, &b, ts);
 	}
-	seq = pf_add(c, pf_unit_of(c, t), ST_EV_SLICE, o->ts, ts - o->ts, o->name, o->cat, 0,
-		     o->args);
+	if (__builtin_sub_overflow(ts, o->ts, &dur)) {
+		st_writer_count_bad(c->w, "%s: slice from %" PRId64 " to %" PRId64
+				    " ns: out of the time range", c->name, o->ts, ts);
+		seq = 0;
+	} else {
+		seq = pf_add(c, pf_unit_of(c, t), ST_EV_SLICE, o->ts, dur, o->name, o->cat, 0,
+			     o->args);
+	}
 	if (o->handle)
 		c->hseq[o->handle] = seq;
 	free(o->args);

@@ -48,8 +48,9 @@ st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
 		    tc_uvarint_get(&p, end, &name) || tc_uvarint_get(&p, end, &cat) ||
 		    tc_uvarint_get(&p, end, &zs) || tc_uvarint_get(&p, end, &alen))
 			return -EBADMSG;
-		ts += (int64_t)d;
-		seq += tc_unzigzag(zs);
+		if (__builtin_add_overflow(ts, (int64_t)d, &ts) || (int64_t)d < 0 ||
+		    __builtin_add_overflow(seq, tc_unzigzag(zs), &seq))
+			return -EBADMSG;	/* times go forward, within range */
 		e->ts = ts;
 		e->dur = (int64_t)dur;
 		e->kind = (uint8_t)(kf & 3);

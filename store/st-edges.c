@@ -1571,6 +1571,8 @@ ev_scan_next(struct ev_cursor *c)
 							   (long long)block);
 			return SQLITE_CORRUPT;
 		}
+		if (!p)
+			continue;	/* NULL: the block has no edge into it */
 		rc = ev_decode(c, p, p + sqlite3_column_bytes(c->scan, 1), block, false, 0,
 			       block * ST_EDGE_BLOCK, -1, -1, c->kind);
 		if (rc != SQLITE_OK)
