@@ -50,6 +50,17 @@ tc_xstrdup(const char *s)
 }
 
 char *
+tc_xmemdup(const void *s, size_t n)
+{
+	char *p = tc_xmalloc(n + 1);
+
+	if (n)
+		memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *
 tc_xstrndup(const char *s, size_t n)
 {
 	char *p;

@@ -52,6 +52,8 @@ void *tc_xrealloc(void *p, size_t n);
 char *tc_xstrdup(const char *s);
 /* tc_xstrndup: at most @n bytes of @s, stopping at a NUL, like strndup(3). */
 char *tc_xstrndup(const char *s, size_t n);
+/* tc_xmemdup: exactly @n bytes of @s (NULs included) and a NUL after them. */
+char *tc_xmemdup(const void *s, size_t n);
 char *tc_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* TC_GROW - make room for element @n of the tc_xrealloc'd array @arr of

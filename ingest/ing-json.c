@@ -96,7 +96,7 @@ jmap_put(struct jmap *m, const char *k, size_t n, uint64_t h, int val)
 	for (i = h & (m->cap - 1); m->e[i].h; i = (i + 1) & (m->cap - 1))
 		;
 	m->e[i].h = h;
-	m->e[i].key = m->arena ? tc_arena_strndup(m->arena, k, n) : tc_xstrndup(k, n);
+	m->e[i].key = m->arena ? tc_arena_strndup(m->arena, k, n) : tc_xmemdup(k, n);
 	m->e[i].klen = n;
 	m->e[i].val = val;
 	m->n++;
@@ -658,7 +658,7 @@ push_open(struct jstack *st, int64_t ts, uint32_t name, uint32_t cat, int unit,
 	o->unit = unit;
 	o->flow_ident = -1;
 	if (!args_empty(args)) {
-		o->args = tc_xstrndup(args->p, args->n);
+		o->args = tc_xmemdup(args->p, args->n);	/* args_len bytes, a NUL or not */
 		o->args_len = args->n;
 		o->access = access;
 	}

@@ -128,8 +128,12 @@ st_writer_fail(struct st_writer *w, const char *what)
 uint32_t
 st_intern(struct st_writer *w, const char *s, size_t len)
 {
-	uint32_t h = st_hash(s, len);
-	int id = st_map_get(&w->strings, s, len, h);
+	uint32_t h;
+	int id;
+
+	len = strnlen(s, len);	/* the map's keys are C strings: a name ends at a NUL */
+	h = st_hash(s, len);
+	id = st_map_get(&w->strings, s, len, h);
 
 	if (id)
 		return (uint32_t)id;

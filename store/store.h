@@ -116,8 +116,9 @@ void st_writer_abort(struct st_writer *w);
 int st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err);
 
 /**
- * st_intern - the id of string @s (@len bytes, need not be NUL-terminated),
- * interned per trace.  Ids start at 1; id 0 means "no string".
+ * st_intern - the id of string @s (@len bytes, need not be NUL-terminated;
+ * a NUL within them ends it), interned per trace.  Ids start at 1; id 0
+ * means "no string".
  */
 uint32_t st_intern(struct st_writer *w, const char *s, size_t len);
 
