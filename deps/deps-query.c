@@ -20,9 +20,6 @@
 static const char ev_sql[] =
 	"SELECT v.id, v.unit, v.ts, v.dur, v.depth, v.kind, s.s FROM events v "
 	"LEFT JOIN strings s ON s.id = v.name WHERE v.id = ?1";
-/* The same without the name (struct dq's no_names). */
-static const char ev_noname_sql[] =
-	"SELECT id, unit, ts, dur, depth, kind, NULL FROM events WHERE id = ?1";
 static const char unit_sql[] = "SELECT kind, max_depth FROM units WHERE id = ?1";
 static const char name_sql[] = "SELECT s FROM strings WHERE id = ?1";
 /* The slice of depth ?2 that starts last at or before ?3 (a candidate parent). */
@@ -60,7 +57,6 @@ void
 dq_done(struct dq *q)
 {
 	sqlite3_finalize(q->ev);
-	sqlite3_finalize(q->ev_noname);
 	sqlite3_finalize(q->unit);
 	sqlite3_finalize(q->name);
 	free(q->ins);
@@ -106,9 +102,9 @@ dq_unit(struct dq *q, struct dq_ev *ev)
 struct st_conn *
 dq_conn(struct dq *q)
 {
-	const char *sql_only = getenv("NX_DEPS_SQL");
-
 	if (!q->sc_tried) {
+		const char *sql_only = getenv("NX_DEPS_SQL");
+
 		/* NX_DEPS_SQL=1: SQL only, the path damaged stores take (the tests compare) */
 		q->sc = sql_only && !strcmp(sql_only, "1") ? NULL : st_conn_of(q->db);
 		q->sc_tried = true;
@@ -165,7 +161,6 @@ int
 dq_event(struct dq *q, int64_t id, struct dq_ev *ev)
 {
 	const unsigned char *name;
-	sqlite3_stmt **st;
 	int rc;
 
 	if (id && q->last.id == id && (q->last_named || q->no_names)) {
@@ -174,27 +169,27 @@ dq_event(struct dq *q, int64_t id, struct dq_ev *ev)
 	}
 	if ((rc = dq_event_direct(q, id, ev)) <= 0)
 		return rc;
-	st = q->no_names ? &q->ev_noname : &q->ev;
-	if ((rc = dq_prep(q, st, q->no_names ? ev_noname_sql : ev_sql)))
+	/* SQL only when the direct reads cannot answer: always with the name */
+	if ((rc = dq_prep(q, &q->ev, ev_sql)))
 		return rc;
-	sqlite3_bind_int64(*st, 1, id);
-	if (sqlite3_step(*st) != SQLITE_ROW) {
-		sqlite3_reset(*st);
+	sqlite3_bind_int64(q->ev, 1, id);
+	if (sqlite3_step(q->ev) != SQLITE_ROW) {
+		sqlite3_reset(q->ev);
 		return tc_err_set(q->err, -ENOENT, "no event %lld in this trace", (long long)id);
 	}
-	ev->id = sqlite3_column_int64(*st, 0);
-	ev->unit = sqlite3_column_int64(*st, 1);
-	ev->ts = sqlite3_column_int64(*st, 2);
-	ev->dur = sqlite3_column_int64(*st, 3);
-	ev->depth = sqlite3_column_int(*st, 4);
-	ev->kind = sqlite3_column_int(*st, 5);
-	name = sqlite3_column_text(*st, 6);
+	ev->id = sqlite3_column_int64(q->ev, 0);
+	ev->unit = sqlite3_column_int64(q->ev, 1);
+	ev->ts = sqlite3_column_int64(q->ev, 2);
+	ev->dur = sqlite3_column_int64(q->ev, 3);
+	ev->depth = sqlite3_column_int(q->ev, 4);
+	ev->kind = sqlite3_column_int(q->ev, 5);
+	name = sqlite3_column_text(q->ev, 6);
 	snprintf(ev->name, sizeof(ev->name), "%s", name ? (const char *)name : "");
-	sqlite3_reset(*st);
+	sqlite3_reset(q->ev);
 	if ((rc = dq_unit(q, ev)))
 		return rc;
 	q->last = *ev;
-	q->last_named = !q->no_names;
+	q->last_named = true;
 	return 0;
 }
 

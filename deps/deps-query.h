@@ -32,7 +32,7 @@ struct dq_ev {
 struct dq {
 	sqlite3 *db;
 	struct tc_err *err;
-	sqlite3_stmt *ev, *ev_noname, *unit, *name, *parent, *prev, *next, *in, *out, *pred, *label;
+	sqlite3_stmt *ev, *unit, *name, *parent, *prev, *next, *in, *out, *pred, *label;
 	/* the store's direct reads (NULL: SQL only), looked for on first use */
 	struct st_conn *sc;
 	bool sc_tried;
@@ -45,7 +45,7 @@ struct dq {
 		int64_t id;
 		int kind, max_depth;
 	} units[DQ_UNITS];
-	bool no_names;		/* dq_event() leaves names empty (a walk past what it lists) */
+	bool no_names;		/* dq_event() may leave names empty (a walk past what it lists) */
 };
 
 /* An open-addressing set of (a, b, c) triples (c < 8); zero-initialise, free(v). */
@@ -70,7 +70,7 @@ struct st_conn *dq_conn(struct dq *q);
 void dq_done(struct dq *q);
 
 /**
- * dq_event - look up event @id into *@ev (its name empty when q->no_names).
+ * dq_event - look up event @id into *@ev (its name may be empty when q->no_names).
  * Return: 0 or -ENOENT with q->err set.
  */
 int dq_event(struct dq *q, int64_t id, struct dq_ev *ev);

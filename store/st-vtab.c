@@ -728,6 +728,29 @@ vt_names(struct vt_cur *k, sqlite3_value *list, bool *empty)
 	l_;									\
 })
 
+/*
+ * The directory range [*@c0, *@c1) of the chunks holding ids @lo..@hi: the
+ * id map narrows it, a binary search finishes.
+ */
+static void
+vt_id_range(const struct vt_tab *t, int64_t lo, int64_t hi, int *c0, int *c1)
+{
+	if (t->idmap) {
+		/*
+		 * The chunk holding (or next after) id x lies in
+		 * [idmap[b], idmap[b + 1]] for b = x >> VT_ID_SHIFT; the map's
+		 * last block has no ids, so b + 1 stays inside.
+		 */
+		int64_t bl = lo < 0 ? 0 : TC_MIN(lo >> VT_ID_SHIFT, t->nidmap - 2);
+		int64_t bh = hi < 0 ? 0 : TC_MIN(hi >> VT_ID_SHIFT, t->nidmap - 2);
+
+		*c0 = (int)t->idmap[bl];
+		*c1 = (int)TC_MIN((int64_t)t->idmap[bh + 1] + 1, (int64_t)t->ndir);
+	}
+	*c0 = VT_SEARCH(*c0, *c1, d->first + d->count - 1 >= lo);
+	*c1 = VT_SEARCH(*c0, *c1, d->first > hi);
+}
+
 /* The directory range [c0, c1) that can hold matching events. */
 static void
 vt_range(struct vt_cur *k)
@@ -735,24 +758,8 @@ vt_range(struct vt_cur *k)
 	const struct vt_tab *t = k->t;
 	int c0 = 0, c1 = t->ndir;
 
-	if (k->active & VT_BIT(VT_ID)) {
-		int64_t lo = k->lo[VT_ID], hi = k->hi[VT_ID];
-
-		if (t->idmap) {
-			/*
-			 * The chunk holding (or next after) id x lies in
-			 * [idmap[b], idmap[b + 1]] for b = x >> VT_ID_SHIFT; the
-			 * map's last block has no ids, so b + 1 stays inside.
-			 */
-			int64_t bl = lo < 0 ? 0 : TC_MIN(lo >> VT_ID_SHIFT, t->nidmap - 2);
-			int64_t bh = hi < 0 ? 0 : TC_MIN(hi >> VT_ID_SHIFT, t->nidmap - 2);
-
-			c0 = (int)t->idmap[bl];
-			c1 = (int)TC_MIN((int64_t)t->idmap[bh + 1] + 1, (int64_t)t->ndir);
-		}
-		c0 = VT_SEARCH(c0, c1, d->first + d->count - 1 >= lo);
-		c1 = VT_SEARCH(c0, c1, d->first > hi);
-	}
+	if (k->active & VT_BIT(VT_ID))
+		vt_id_range(t, k->lo[VT_ID], k->hi[VT_ID], &c0, &c1);
 	if (k->active & VT_BIT(VT_UNIT)) {
 		int64_t lo = k->lo[VT_UNIT], hi = k->hi[VT_UNIT];
 
@@ -776,14 +783,8 @@ vt_chunk_of(const struct vt_tab *t, int64_t id)
 {
 	int c0 = 0, c1 = t->ndir;
 
-	if (t->idmap && id >= 0) {
-		int64_t b = TC_MIN(id >> VT_ID_SHIFT, t->nidmap - 2);
-
-		c0 = (int)t->idmap[b];
-		c1 = (int)TC_MIN((int64_t)t->idmap[b + 1] + 1, (int64_t)t->ndir);
-	}
-	c0 = VT_SEARCH(c0, c1, d->first + d->count - 1 >= id);
-	return c0 < t->ndir && t->dir[c0].first <= id ? c0 : -1;
+	vt_id_range(t, id, id, &c0, &c1);
+	return c0 < c1 ? c0 : -1;	/* its last id is >= @id, its first <= @id */
 }
 
 static bool
