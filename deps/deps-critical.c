@@ -110,12 +110,11 @@ pred_direct(struct dq *q, int64_t dst, unsigned kinds, const struct dq_set *seen
 		int64_t f;
 		int rc;
 
-		if (e->kind < 0 || e->kind > 62 || !((UINT64_C(1) << e->kind) & kinds) ||
-		    st_conn_end_bound(q->sc, e->src) < bound)
+		if (e->kind < 0 || e->kind > 62 || !((UINT64_C(1) << e->kind) & kinds))
 			continue;
-		rc = st_conn_event(q->sc, e->src, &b);
-		if (rc == -ENOENT)
-			continue;	/* the join finds no such event either */
+		rc = st_conn_event_ending(q->sc, e->src, bound, &b);
+		if (rc == -ENOENT || rc == 1)
+			continue;	/* no such event (the join finds none either), or ends before */
 		if (rc)
 			return 1;
 		f = (int64_t)((uint64_t)b.ts + (uint64_t)b.dur);

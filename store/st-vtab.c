@@ -66,6 +66,7 @@ struct vt_tab {
 	struct st_conn *conn;	/* shared with the connection's edges and functions */
 	char *schema;		/* sqlite3_malloc'd */
 	bool loaded;
+	bool load_failed;	/* a direct read could not load the directory */
 	struct st_chunk_dir *dir;	/* sorted by first id */
 	int ndir;
 	/*
@@ -1173,14 +1174,23 @@ static const sqlite3_module vt_module = {
 
 /* ---- direct reads (store.h: struct st_conn) ---- */
 
-/* The connection's events table of schema "main", its directory read. */
+/*
+ * The connection's events table of schema "main", its directory read.  A
+ * directory that failed to load is not read again here: every direct read
+ * then fails at once, and its caller asks SQL, which tries again and says
+ * what is wrong.
+ */
 static struct vt_tab *
 vt_main(struct st_conn *c)
 {
 	struct vt_tab *t = c ? c->events : NULL;
 
-	if (!t || (!t->loaded && vt_load(t) != SQLITE_OK))
+	if (!t || t->load_failed)
 		return NULL;
+	if (!t->loaded && vt_load(t) != SQLITE_OK) {
+		t->load_failed = true;
+		return NULL;
+	}
 	return t;
 }
 
@@ -1197,7 +1207,7 @@ st_conn_end_bound(struct st_conn *c, int64_t id)
 }
 
 int
-st_conn_event(struct st_conn *c, int64_t id, struct st_ev_brief *ev)
+st_conn_event_ending(struct st_conn *c, int64_t id, int64_t min_end, struct st_ev_brief *ev)
 {
 	struct vt_tab *t = c ? c->events : NULL;
 	const struct st_cev *e;
@@ -1210,6 +1220,8 @@ st_conn_event(struct st_conn *c, int64_t id, struct st_ev_brief *ev)
 		return -EIO;
 	if ((k = vt_chunk_of(t, id)) < 0)
 		return -ENOENT;
+	if (t->dir[k].end_max < min_end)
+		return 1;	/* the whole chunk ends before it */
 	if (vt_chunk_get(t, k, &ent) != SQLITE_OK)
 		return -EIO;
 	e = &ent->ev[id - t->dir[k].first];
@@ -1219,45 +1231,10 @@ st_conn_event(struct st_conn *c, int64_t id, struct st_ev_brief *ev)
 	return 0;
 }
 
-void
-st_conn_unref(void *p)
+int
+st_conn_event(struct st_conn *c, int64_t id, struct st_ev_brief *ev)
 {
-	struct st_conn *c = p;
-
-	if (c && --c->refs == 0)
-		sqlite3_free(c);
-}
-
-/* st_conn_export(pointer): store the connection's struct st_conn where it points. */
-static void
-vt_conn_export(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-	struct st_conn **out = sqlite3_value_pointer(argv[0], "nx-st-conn");
-
-	(void)argc;
-	if (out)
-		*out = sqlite3_user_data(ctx);
-	sqlite3_result_null(ctx);
-}
-
-struct st_conn *
-st_conn_of(sqlite3 *db)
-{
-	struct st_conn *c = NULL;
-	sqlite3_stmt *s = NULL;
-
-	/* preparing a statement that names an eponymous table connects it */
-	for (int i = 0; i < 2; i++) {
-		if (sqlite3_prepare_v2(db, i ? "SELECT 1 FROM edges WHERE 0" :
-				       "SELECT 1 FROM events WHERE 0", -1, &s, NULL) == SQLITE_OK)
-			sqlite3_finalize(s);
-	}
-	if (sqlite3_prepare_v2(db, "SELECT st_conn_export(?1)", -1, &s, NULL) != SQLITE_OK)
-		return NULL;
-	sqlite3_bind_pointer(s, 1, &c, "nx-st-conn", NULL);
-	sqlite3_step(s);
-	sqlite3_finalize(s);
-	return c && c->events ? c : NULL;
+	return st_conn_event_ending(c, id, INT64_MIN, ev);
 }
 
 /*
@@ -1287,20 +1264,17 @@ vt_end_bound(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 int
 st_sql_register(sqlite3 *db)
 {
-	struct st_conn *conn = sqlite3_malloc(sizeof(*conn));
+	struct st_conn *conn = st_conn_new(db);
 
 	if (!conn)
 		return -ENOMEM;
-	*conn = (struct st_conn){ .refs = 1 };
 	/* on failure SQLite calls the module's destructor itself */
 	if (sqlite3_create_module_v2(db, "events", &vt_module, conn, st_conn_unref) != SQLITE_OK)
 		return -EIO;
 	conn->refs++;
 	if (st_edges_register_conn(db, conn) ||
 	    sqlite3_create_function_v2(db, "ts_end_bound", 1, SQLITE_UTF8 | SQLITE_INNOCUOUS, conn,
-				       vt_end_bound, NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_create_function_v2(db, "st_conn_export", 1, SQLITE_UTF8 | SQLITE_DIRECTONLY,
-				       conn, vt_conn_export, NULL, NULL, NULL) != SQLITE_OK)
+				       vt_end_bound, NULL, NULL, NULL) != SQLITE_OK)
 		return -EIO;
 	return 0;
 }

@@ -16,11 +16,22 @@ struct vt_tab;
 struct ev_vtab;
 struct st_conn {
 	int refs;		/* modules registered with it */
+	sqlite3 *db;		/* the connection (the registry's key) */
+	struct st_conn *next;	/* the registry's chain (st-conn.c) */
 	struct vt_tab *events;
 	struct ev_vtab *edges;
 };
 
-/** st_conn_unref - a module's destructor: drop its reference to @p (a struct st_conn). */
+/**
+ * st_conn_new - a struct st_conn for @db with one reference, registered so
+ * that st_conn_of(@db) finds it.  Return: it, or NULL when out of memory.
+ */
+struct st_conn *st_conn_new(sqlite3 *db);
+
+/**
+ * st_conn_unref - a module's destructor: drop its reference to @p (a struct
+ * st_conn); the last one unregisters and frees it.
+ */
 void st_conn_unref(void *p);
 
 /** st_edges_register_conn - st_edges_register(), the module sharing @c. */

@@ -345,7 +345,8 @@ struct st_in_edge {
 
 /**
  * st_conn_of - the store state of @db (connecting `events` and `edges` of
- * schema "main" if they are not yet).  Return: it, or NULL when @db has no
+ * schema "main" if they are not yet), found in a registry without running
+ * a statement once both are connected.  Return: it, or NULL when @db has no
  * st_sql_register() or `events` cannot be connected (without `edges`,
  * st_conn_ins() answers -EAGAIN).
  */
@@ -356,6 +357,17 @@ struct st_conn *st_conn_of(sqlite3 *db);
  * has that id, -EAGAIN or -EIO (see struct st_conn).
  */
 int st_conn_event(struct st_conn *c, int64_t id, struct st_ev_brief *ev);
+
+/**
+ * st_conn_event_ending - st_conn_event() for a caller that wants event @id
+ * only if it ends at or after @min_end: when the chunk directory alone tells
+ * that it ends before (the chunk's latest end is earlier), answer 1 without
+ * decoding the chunk.  One directory lookup where st_conn_end_bound() and
+ * st_conn_event() would take two.
+ * Return: 0, 1, -ENOENT, -EAGAIN or -EIO.
+ */
+int st_conn_event_ending(struct st_conn *c, int64_t id, int64_t min_end,
+			 struct st_ev_brief *ev);
 
 /**
  * st_conn_end_bound - ts_end_bound(@id): the latest end (ts + dur) of the

@@ -663,6 +663,36 @@ corrupt_copy(const char *path, int64_t eid, const char *upd, int64_t *chunk)
 	return db;
 }
 
+/*
+ * Direct reads on @db, whose directory row @first is inconsistent: -EIO;
+ * once the directory failed to load they do not read it again (mended
+ * under them, they still fail), while SQL loads it again and succeeds.
+ */
+static void
+check_direct_damaged(sqlite3 *db, const char *path, int64_t first)
+{
+	struct st_conn *c = st_conn_of(db);
+	struct st_ev_brief b;
+	sqlite3 *w = NULL;
+	char *sql;
+
+	if (!ok(c != NULL, "damaged directory: st_conn_of"))
+		return;
+	is_int(st_conn_event(c, evs[0].id, &b), -EIO, "damaged directory: a direct read is -EIO");
+	ok(st_conn_end_bound(c, evs[0].id) == INT64_MAX,
+	   "damaged directory: st_conn_end_bound rules nothing out");
+	sql = sqlite3_mprintf("UPDATE event_chunks SET max_depth = min_depth WHERE id = %lld",
+			      (long long)first);
+	sqlite3_open(path, &w);	/* @db is read-only */
+	exec(w, sql);
+	sqlite3_close(w);
+	sqlite3_free(sql);
+	is_int(st_conn_event_ending(c, evs[0].id, INT64_MIN, &b), -EIO,
+	       "mended: direct reads still fail at once (the failed load is not retried)");
+	is_int(q1(db, "SELECT ts FROM events WHERE id = 1"), evs[0].ts,
+	       "mended: SQL loads the directory again and reads");
+}
+
 static void
 check_corrupt(const char *dir)
 {
@@ -693,6 +723,7 @@ check_corrupt(const char *dir)
 	snprintf(want, sizeof(want), "chunk %lld", (long long)first);
 	if (!ok(strstr(msg, want) != NULL, "the message names the chunk"))
 		printf("#   got \"%s\", want \"%s\"\n", msg, want);
+	check_direct_damaged(db, path, first);
 	sqlite3_close(db);
 
 	db = corrupt_copy(path, victim, "UPDATE event_chunks SET names = x'00' WHERE id = %lld",
@@ -936,14 +967,24 @@ check_direct(const char *path, const char *what)
 	struct st_conn *c;
 	struct st_in_edge *v = NULL;
 	size_t n, cap = 0;
-	int bad = 0, none = 0;
+	int bad = 0, none = 0, ends_before = 0;
+	sqlite3 *db2 = NULL;
 
-	if (st_trace_open(&db, path, &err)) {
+	if (st_trace_open(&db, path, &err) || st_trace_open(&db2, path, &err)) {
 		ok(0, "%s: st_trace_open: %s", what, err.msg);
+		sqlite3_close(db);
 		return;
 	}
 	c = st_conn_of(db);
 	ok(c != NULL, "%s: st_conn_of", what);
+	ok(st_conn_of(db) == c && st_conn_of(db2) != NULL && st_conn_of(db2) != c,
+	   "%s: st_conn_of finds the connection's own state again, another's for another", what);
+	sqlite3_close(db2);
+	db2 = NULL;
+	if (sqlite3_open_v2(path, &db2, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+		ok(st_conn_of(db2) == NULL, "%s: a connection without st_sql_register has none",
+		   what);
+	sqlite3_close(db2);
 	if (!c || sqlite3_prepare_v2(db, "SELECT unit, ts, dur, name, depth, kind, "
 				     "ifnull(ts_end_bound(?1), -1) FROM events WHERE id = ?1",
 				     -1, &s, NULL) != SQLITE_OK)
@@ -951,9 +992,20 @@ check_direct(const char *path, const char *what)
 	for (int k = 0; k < 3000; k++) {
 		int64_t id = k < 2000 ? evs[rnd_in(0, nev - 1)].id + rnd_in(-1, 1) :
 			     rnd_in(-3, id_max + 300);
-		struct st_ev_brief b;
+		struct st_ev_brief b, b2;
 		int rc = st_conn_event(c, id, &b);
 		int64_t eb = st_conn_end_bound(c, id);
+		/* a bound around the chunk's latest end: the combined lookup's cut */
+		int64_t min_end = eb == INT64_MIN ? rnd_in(-3, 3) : eb + rnd_in(-1, 1);
+		int rc2 = st_conn_event_ending(c, id, min_end, &b2);
+
+		if (rc2 == 1)
+			ends_before++, bad += eb >= min_end;
+		else
+			bad += rc2 != rc || (!rc && eb < min_end) ||
+			       (!rc && (b.unit != b2.unit || b.ts != b2.ts || b.dur != b2.dur ||
+					b.name != b2.name || b.depth != b2.depth ||
+					b.kind != b2.kind));
 
 		sqlite3_bind_int64(s, 1, id);
 		if (sqlite3_step(s) == SQLITE_ROW)
@@ -968,8 +1020,10 @@ check_direct(const char *path, const char *what)
 			none++, bad += rc != -ENOENT;
 		sqlite3_reset(s);
 	}
-	ok(bad == 0, "%s: st_conn_event and st_conn_end_bound agree with SQL (%d differ, %d "
-	   "ids without an event)", what, bad, none);
+	ok(bad == 0, "%s: st_conn_event, st_conn_end_bound and st_conn_event_ending agree with "
+	   "SQL (%d differ, %d ids without an event, %d cut by the bound)", what, bad, none,
+	   ends_before);
+	ok(ends_before > 0, "%s: the bound cut some lookups short", what);
 	is_int(st_conn_ins(c, evs[0].id, &v, &n, &cap), -EAGAIN,
 	       "st_conn_ins without the edges table: -EAGAIN");
 out:
