@@ -22,9 +22,6 @@ static const char pred_sql[] =
 	"SELECT e.src, e.kind, v.ts_end FROM edges e JOIN events v ON v.id = e.src "
 	"WHERE e.dst = ?1 AND ((1 << e.kind) & ?2) != 0 AND ts_end_bound(e.src) >= ?3 "
 	"AND v.ts_end >= ?3";
-/* The label of the first edge ?2 -> ?1 of kind ?3. */
-static const char label_sql[] =
-	"SELECT label FROM edges WHERE dst = ?1 AND src = ?2 AND kind = ?3 LIMIT 1";
 
 /*
  * The top-level slice ending last in [start, end] into *@out (0 if none):
@@ -153,26 +150,11 @@ q_pred(struct dq *q, int64_t dst, unsigned kinds, const struct dq_set *seen, int
 				  &best, &best_fin, &best_kind);
 		sqlite3_reset(q->pred);
 	}
-	if (s == SQLITE_DONE && best) {
-		/* its label: building every edge's label text would cost more */
-		if ((rc = dq_prep(q, &q->label, label_sql)))
-			return rc;
-		sqlite3_bind_int64(q->label, 1, dst);
-		sqlite3_bind_int64(q->label, 2, best);
-		sqlite3_bind_int(q->label, 3, best_kind);
-		s = sqlite3_step(q->label);
-		if (s == SQLITE_ROW) {
-			const unsigned char *l = sqlite3_column_text(q->label, 0);
-
-			best_label = l ? tc_xstrdup((const char *)l) : NULL;
-			s = SQLITE_DONE;
-		}
-		sqlite3_reset(q->label);
-	}
-	if (s != SQLITE_DONE) {
-		free(best_label);
+	if (s != SQLITE_DONE)
 		return tc_err_set(q->err, -EIO, "critical path: %s", sqlite3_errmsg(q->db));
-	}
+	/* its label: building every edge's label text would cost more */
+	if (best && (rc = dq_label(q, best, dst, best_kind, &best_label)))
+		return rc;
 	if (best) {
 		free(*label);
 		*label = best_label;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/tc-sort.h"
 #include "deps/deps-query.h"
 
 #define EDGES_LIST_MAX 1000	/* per direction in deps_event_edges() */
@@ -39,6 +40,9 @@ static const char in_sql[] =
 static const char out_sql[] =
 	"SELECT e.dst, e.kind, e.label FROM edges e WHERE e.src = ?1 "
 	"AND ((1 << e.kind) & ?2) != 0 ORDER BY e.kind, e.dst LIMIT ?3";
+/* The label of the first edge ?2 -> ?1 of kind ?3. */
+static const char label_sql[] =
+	"SELECT label FROM edges WHERE dst = ?1 AND src = ?2 AND kind = ?3 LIMIT 1";
 
 int
 dq_prep(struct dq *q, sqlite3_stmt **st, const char *sql)
@@ -60,6 +64,9 @@ dq_done(struct dq *q)
 	sqlite3_finalize(q->unit);
 	sqlite3_finalize(q->name);
 	free(q->ins);
+	free(q->outs);
+	free(q->names);
+	tc_buf_free(&q->text);
 	sqlite3_finalize(q->parent);
 	sqlite3_finalize(q->prev);
 	sqlite3_finalize(q->next);
@@ -112,19 +119,37 @@ dq_conn(struct dq *q)
 	return q->sc;
 }
 
+/* A name read, cached: most traces have few names, and a chain lists thousands of events. */
+struct dq_name {
+	uint32_t id;
+	bool known;
+	char text[sizeof(((struct dq_ev *)0)->name)];
+};
+
 /* Name text @name into @buf ("" when the strings table has none). */
 static int
 dq_name(struct dq *q, uint32_t name, char *buf, size_t len)
 {
+	struct dq_name *c;
 	const unsigned char *t;
 	int rc;
 
+	if (!q->names)
+		q->names = tc_xcalloc(DQ_NAMES, sizeof(*q->names));
+	c = &q->names[name % DQ_NAMES];
+	if (c->known && c->id == name) {
+		snprintf(buf, len, "%s", c->text);
+		return 0;
+	}
 	if ((rc = dq_prep(q, &q->name, name_sql)))
 		return rc;
 	sqlite3_bind_int64(q->name, 1, name);
 	t = sqlite3_step(q->name) == SQLITE_ROW ? sqlite3_column_text(q->name, 0) : NULL;
-	snprintf(buf, len, "%s", t ? (const char *)t : "");
+	snprintf(c->text, sizeof(c->text), "%s", t ? (const char *)t : "");
+	c->id = name;
+	c->known = true;
 	sqlite3_reset(q->name);
+	snprintf(buf, len, "%s", c->text);
 	return 0;
 }
 
@@ -277,8 +302,7 @@ dq_sibling(struct dq *q, const struct dq_ev *ev, const struct dq_ev *par, bool a
 	return id;
 }
 
-/* Program-order neighbour of @ev (@after: the next one), 0 when none. */
-static int64_t
+int64_t
 dq_po(struct dq *q, const struct dq_ev *ev, bool after)
 {
 	struct dq_ev par;
@@ -348,8 +372,8 @@ dq_last_child(struct dq *q, const struct dq_ev *ev, const struct dq_set *seen, s
 	return true;
 }
 
-static json_t *
-ev_json(const struct dq_ev *ev)
+json_t *
+dq_ev_json(const struct dq_ev *ev)
 {
 	return json_pack("{s:I,s:s,s:I,s:I,s:I}", "id", (json_int_t)ev->id, "name", ev->name,
 			 "unit", (json_int_t)ev->unit, "ts", (json_int_t)ev->ts, "dur",
@@ -376,7 +400,7 @@ add_e(struct dq *q, json_t *kinds, int64_t id, int kind, const char *label)
 		tc_err_clear(q->err);
 		return;
 	}
-	e = ev_json(&ev);
+	e = dq_ev_json(&ev);
 	json_object_set_new(e, "label", label ? json_string(label) : json_null());
 	json_array_append_new(json_object_get(kinds, st_edge_kind_name(kind)), e);
 }
@@ -385,39 +409,27 @@ add_e(struct dq *q, json_t *kinds, int64_t id, int kind, const char *label)
 static bool
 q_list(struct dq *q, int64_t id, bool out, json_t *kinds)
 {
-	sqlite3_stmt **st = out ? &q->out : &q->in;
-	struct {
-		int64_t id;
-		int kind;
-		char *label;
-	} *v = NULL;
-	size_t n = 0;
-	bool cut = false;
+	struct dq_nb *v = NULL;
+	size_t n = 0, total, cap = 0;
+	bool cut;
 
-	if (dq_prep(q, st, out ? out_sql : in_sql))
-		return false;
-	sqlite3_bind_int64(*st, 1, id);
-	sqlite3_bind_int(*st, 2, DEPS_KINDS_ALL);
-	sqlite3_bind_int(*st, 3, EDGES_LIST_MAX + 1);
-	v = tc_xcalloc(EDGES_LIST_MAX + 1, sizeof(*v));
-	while (sqlite3_step(*st) == SQLITE_ROW) {
-		const unsigned char *l = sqlite3_column_text(*st, 2);
-
-		if (n == EDGES_LIST_MAX) {
-			cut = true;
-			break;
-		}
-		v[n].id = sqlite3_column_int64(*st, 0);
-		v[n].kind = sqlite3_column_int(*st, 1);
-		v[n].label = l ? tc_xstrdup((const char *)l) : NULL;
-		n++;
+	if (dq_stored(q, id, out, DEPS_KINDS_ALL, EDGES_LIST_MAX + 1, &v, &n, &cap)) {
+		tc_err_clear(q->err);
+		n = 0;	/* listed as none, as a failed statement was */
 	}
-	sqlite3_reset(*st);
+	total = n;
+	cut = n > EDGES_LIST_MAX;
+	if (cut)
+		n = EDGES_LIST_MAX;
 	for (size_t i = 0; i < n; i++) {
+		if (v[i].pending && dq_label(q, out ? id : v[i].id, out ? v[i].id : id, v[i].kind,
+					     &v[i].label))
+			tc_err_clear(q->err);
 		if (v[i].kind >= 0 && v[i].kind < ST_EDGE_NKINDS)
 			add_e(q, kinds, v[i].id, v[i].kind, v[i].label);
-		free(v[i].label);
 	}
+	for (size_t i = 0; i < total; i++)
+		free(v[i].label);
 	free(v);
 	return cut;
 }
@@ -447,6 +459,100 @@ deps_event_edges(sqlite3 *db, int64_t eid, struct tc_err *err)
 out:
 	dq_done(&q);
 	return res;
+}
+
+#define NB_LESS(x, y) ((x)->kind != (y)->kind ? (x)->kind < (y)->kind : (x)->id < (y)->id)
+TC_MSORT_DEFINE(nb_sort, struct dq_nb, NB_LESS)
+
+/* dq_stored() through the direct reads; 1 when they cannot answer. */
+static int
+dq_stored_direct(struct dq *q, int64_t id, bool out, unsigned kinds, size_t limit,
+		 struct dq_nb **v, size_t *n, size_t *cap)
+{
+	size_t k = 0, n0 = *n;
+	struct dq_nb *tmp;
+
+	if (!dq_conn(q) || (out ? st_conn_outs(q->sc, id, &q->outs, &k, &q->outs_cap) :
+			    st_conn_ins(q->sc, id, &q->ins, &k, &q->ins_cap)))
+		return 1;
+	for (size_t i = 0; i < k; i++) {
+		int64_t other = out ? q->outs[i].dst : q->ins[i].src;
+		int kind = out ? q->outs[i].kind : q->ins[i].kind;
+
+		if (!((1u << kind) & kinds))
+			continue;
+		if (*n == *cap) {
+			*cap = *cap ? 2 * *cap : 16;
+			*v = tc_xrealloc(*v, *cap * sizeof(**v));
+		}
+		(*v)[(*n)++] = (struct dq_nb){ .id = other, .kind = kind, .pending = true };
+	}
+	/* the order of the SQL below: by kind, then the other end (stable) */
+	tmp = tc_xmalloc(((*n - n0) / 2 + 1) * sizeof(*tmp));
+	nb_sort(*v + n0, tmp, *n - n0);
+	free(tmp);
+	if (*n - n0 > limit)
+		*n = n0 + limit;
+	return 0;
+}
+
+int
+dq_stored(struct dq *q, int64_t id, bool out, unsigned kinds, size_t limit, struct dq_nb **v,
+	  size_t *n, size_t *cap)
+{
+	sqlite3_stmt **st = out ? &q->out : &q->in;
+	int rc, s;
+
+	if (!limit || !dq_stored_direct(q, id, out, kinds, limit, v, n, cap))
+		return 0;
+	if ((rc = dq_prep(q, st, out ? out_sql : in_sql)))
+		return rc;
+	sqlite3_bind_int64(*st, 1, id);
+	sqlite3_bind_int(*st, 2, (int)kinds);
+	sqlite3_bind_int64(*st, 3, (sqlite3_int64)limit);
+	while ((s = sqlite3_step(*st)) == SQLITE_ROW) {
+		const unsigned char *l = sqlite3_column_text(*st, 2);
+
+		if (*n == *cap) {
+			*cap = *cap ? 2 * *cap : 16;
+			*v = tc_xrealloc(*v, *cap * sizeof(**v));
+		}
+		(*v)[(*n)++] = (struct dq_nb){ .id = sqlite3_column_int64(*st, 0),
+					       .kind = sqlite3_column_int(*st, 1),
+					       .label = l ? tc_xstrdup((const char *)l) : NULL };
+	}
+	sqlite3_reset(*st);
+	if (s != SQLITE_DONE)
+		return tc_err_set(q->err, -EIO, "dependency query: %s", sqlite3_errmsg(q->db));
+	return 0;
+}
+
+int
+dq_label(struct dq *q, int64_t src, int64_t dst, int kind, char **label)
+{
+	const unsigned char *l;
+	int rc, s;
+
+	*label = NULL;
+	if (dq_conn(q)) {
+		rc = st_conn_label(q->sc, src, dst, kind, &q->text);
+		if (!rc)
+			*label = tc_xstrdup(q->text.data);
+		if (rc == 0 || rc == 1 || rc == -ENOENT)
+			return 0;
+	}
+	if ((rc = dq_prep(q, &q->label, label_sql)))
+		return rc;
+	sqlite3_bind_int64(q->label, 1, dst);
+	sqlite3_bind_int64(q->label, 2, src);
+	sqlite3_bind_int(q->label, 3, kind);
+	s = sqlite3_step(q->label);
+	if (s == SQLITE_ROW && (l = sqlite3_column_text(q->label, 0)))
+		*label = tc_xstrdup((const char *)l);
+	sqlite3_reset(q->label);
+	if (s != SQLITE_ROW && s != SQLITE_DONE)
+		return tc_err_set(q->err, -EIO, "dependency query: %s", sqlite3_errmsg(q->db));
+	return 0;
 }
 
 /* ---- chains ---- */
@@ -500,153 +606,4 @@ dq_set_has(const struct dq_set *s, int64_t a, int64_t b, int c)
 		if (s->v[i].a == a && s->v[i].b == b && s->v[i].c == c)
 			return true;
 	return false;
-}
-
-struct qitem {
-	struct dq_ev ev;	/* looked up when found: not again when expanded */
-	int hop;	/* < 0: predecessors, > 0: successors */
-};
-
-/* Neighbours of @ev in one direction: (other, kind, label) */
-struct nb {
-	int64_t id;
-	int kind;
-	char *label;
-};
-
-static size_t
-q_neighbours(struct dq *q, const struct dq_ev *ev, bool out, unsigned kinds, int limit,
-	     struct nb **res)
-{
-	sqlite3_stmt **st = out ? &q->out : &q->in;
-	struct nb *v = tc_xcalloc(limit + 2, sizeof(*v));
-	size_t n = 0;
-
-	if ((kinds & (1u << ST_EDGE_ORDER))) {
-		int64_t p = dq_po(q, ev, out);
-
-		if (p) {
-			v[n].id = p;
-			v[n].kind = ST_EDGE_ORDER;
-			v[n].label = tc_xstrdup(PO_LABEL);
-			n++;
-		}
-	}
-	if (!dq_prep(q, st, out ? out_sql : in_sql)) {
-		sqlite3_bind_int64(*st, 1, ev->id);
-		sqlite3_bind_int(*st, 2, kinds);
-		sqlite3_bind_int(*st, 3, limit + 1);
-		while (n < (size_t)limit + 1 && sqlite3_step(*st) == SQLITE_ROW) {
-			const unsigned char *l = sqlite3_column_text(*st, 2);
-
-			v[n].id = sqlite3_column_int64(*st, 0);
-			v[n].kind = sqlite3_column_int(*st, 1);
-			v[n].label = l ? tc_xstrdup((const char *)l) : NULL;
-			n++;
-		}
-		sqlite3_reset(*st);
-	}
-	*res = v;
-	return n;
-}
-
-json_t *
-deps_chain(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int budget,
-	   struct tc_err *err)
-{
-	struct dq q = { .db = db, .err = err };
-	struct dq_set seen = { 0 }, eseen = { 0 };
-	struct qitem *queue = NULL;
-	size_t qh = 0, qn = 0, qc = 0;
-	json_t *nodes = NULL, *edges = NULL, *res = NULL;
-	struct dq_ev ev;
-	int nedges = 0;
-	bool truncated = false;
-
-	if (dq_event(&q, eid, &ev))
-		goto out;
-	if (!dir)
-		dir = DEPS_DIR_IN | DEPS_DIR_OUT;
-	if (budget <= 0)
-		budget = 1000;
-	nodes = json_array();
-	edges = json_array();
-	dq_set_add(&seen, eid, 0, 0);
-	{
-		json_t *n = ev_json(&ev);
-
-		json_object_set_new(n, "hop", json_integer(0));
-		json_array_append_new(nodes, n);
-	}
-	qc = 64;
-	queue = tc_xmalloc(qc * sizeof(*queue));
-	queue[qn++] = (struct qitem){ ev, 0 };
-	while (qh < qn && !truncated) {
-		const struct qitem *it = &queue[qh++];
-		int ahop = it->hop < 0 ? -it->hop : it->hop, ihop = it->hop;
-		int64_t iid = it->ev.id;
-
-		if (ahop >= depth)
-			continue;
-		ev = it->ev;	/* the queue may move as it grows */
-		for (int d = 0; d < 2 && !truncated; d++) {
-			bool out = d == 1;
-			struct nb *nb;
-			size_t n;
-
-			if (!(dir & (out ? DEPS_DIR_OUT : DEPS_DIR_IN)))
-				continue;
-			if ((ihop < 0 && out) || (ihop > 0 && !out))
-				continue;	/* predecessors expand backwards only */
-			n = q_neighbours(&q, &ev, out, kinds, budget - nedges, &nb);
-			for (size_t i = 0; i < n; i++) {
-				int64_t src = out ? iid : nb[i].id, dst = out ? nb[i].id : iid;
-				int hop = out ? ahop + 1 : -(ahop + 1);
-
-				if (!truncated && dq_set_add(&eseen, src, dst, nb[i].kind)) {
-					if (nedges >= budget) {
-						truncated = true;
-					} else {
-						json_array_append_new(edges, json_pack(
-							"{s:I,s:I,s:s,s:s?}", "src", (json_int_t)src,
-							"dst", (json_int_t)dst, "kind",
-							st_edge_kind_name(nb[i].kind), "label",
-							nb[i].label));
-						nedges++;
-						if (dq_set_add(&seen, nb[i].id, 0, 0)) {
-							struct dq_ev o;
-
-							if (!dq_event(&q, nb[i].id, &o)) {
-								json_t *jn = ev_json(&o);
-
-								json_object_set_new(jn, "hop",
-										    json_integer(hop));
-								json_array_append_new(nodes, jn);
-								if (qn == qc) {
-									qc *= 2;
-									queue = tc_xrealloc(queue,
-										qc * sizeof(*queue));
-								}
-								queue[qn++] = (struct qitem){ o, hop };
-							} else {
-								tc_err_clear(err);
-							}
-						}
-					}
-				}
-				free(nb[i].label);
-			}
-			free(nb);
-		}
-	}
-	res = json_pack("{s:o,s:o,s:b}", "nodes", nodes, "edges", edges, "truncated", truncated);
-	nodes = edges = NULL;
-out:
-	json_decref(nodes);
-	json_decref(edges);
-	free(queue);
-	free(seen.v);
-	free(eseen.v);
-	dq_done(&q);
-	return res;
 }

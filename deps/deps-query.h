@@ -28,6 +28,8 @@ struct dq_ev {
  * once as a candidate, once as the next hop).
  */
 #define DQ_UNITS 64	/* units cached per query (direct-mapped by id) */
+#define DQ_NAMES 256	/* names cached per query (direct-mapped by id) */
+struct dq_name;
 
 struct dq {
 	sqlite3 *db;
@@ -38,6 +40,10 @@ struct dq {
 	bool sc_tried;
 	struct st_in_edge *ins;	/* malloc'd; edges into an event, for the critical path */
 	size_t ins_cap;
+	struct st_out_edge *outs;	/* malloc'd; edges out of an event */
+	size_t outs_cap;
+	struct tc_buf text;	/* a label read (tc_buf_free() in dq_done()) */
+	struct dq_name *names;	/* malloc'd on first use: DQ_NAMES names read */
 	struct dq_ev last;	/* last.id == 0: none */
 	bool last_named;	/* last read with its name */
 	struct dq_unit {
@@ -94,6 +100,41 @@ int64_t dq_po_climb(struct dq *q, const struct dq_ev *ev, char *via, size_t vlen
  */
 bool dq_last_child(struct dq *q, const struct dq_ev *ev, const struct dq_set *seen,
 		   struct dq_ev *c);
+
+/**
+ * dq_po - the program-order neighbour of @ev: its previous sibling, or
+ * with @after its next one.  Return: its id, 0 when none.
+ */
+int64_t dq_po(struct dq *q, const struct dq_ev *ev, bool after);
+
+/* A stored edge of an event, seen from the event: the other end and kind. */
+struct dq_nb {
+	int64_t id;
+	int kind;
+	char *label;		/* malloc'd; NULL: none, or not read yet (@pending) */
+	bool pending;		/* the label is to be read with dq_label() */
+};
+
+/**
+ * dq_stored - the stored edges into @id (or, with @out, out of it) of
+ * @kinds, by kind and then the other end, the first @limit of them,
+ * appended to *@v (*@n of *@cap, grown with realloc; the caller frees the
+ * labels and *@v).  The direct reads leave the labels pending (reading them
+ * in order of destination later reads each edge block once); SQL, where the
+ * direct reads cannot answer, reads them.  Return: 0 or -EIO with q->err set.
+ */
+int dq_stored(struct dq *q, int64_t id, bool out, unsigned kinds, size_t limit,
+	      struct dq_nb **v, size_t *n, size_t *cap);
+
+/**
+ * dq_label - the label of the first stored edge @src -> @dst of @kind (the
+ * one the edges table lists first) into *@label (malloc'd; NULL when it has
+ * none or there is no such edge).  Return: 0 or -EIO with q->err set.
+ */
+int dq_label(struct dq *q, int64_t src, int64_t dst, int kind, char **label);
+
+/** dq_ev_json - @ev as the API shows an event: {id, name, unit, ts, dur} (new reference). */
+json_t *dq_ev_json(const struct dq_ev *ev);
 
 /** dq_set_add - insert (a, b, c) into @s.  Return: true when it was new. */
 bool dq_set_add(struct dq_set *s, int64_t a, int64_t b, int c);

@@ -3,7 +3,7 @@ noinst_LIBRARIES += libdeps.a
 libdeps_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
 libdeps_a_SOURCES = deps/deps.h deps/deps-int.h deps/deps-access.c deps/deps-intervals.c \
 	deps/deps-engine.c deps/deps-derive.c deps/deps-query.h deps/deps-query.c \
-	deps/deps-critical.c deps/deps-cmd.c
+	deps/deps-critical.c deps/deps-chain.c deps/deps-cmd.c
 
 check_PROGRAMS += tests/unit/test-deps-engine
 TESTS += tests/unit/test-deps-engine

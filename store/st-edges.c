@@ -1481,6 +1481,8 @@ ev_ins_at(struct ev_vtab *vt, int64_t dst, const uint8_t **q, const uint8_t **en
 	return SQLITE_OK;
 }
 
+static int ev_ins_find(struct ev_vtab *vt, struct ev_row *r, size_t occ);
+
 /*
  * The label of outs row @i of cursor @c, from the ins of its dst: the entry
  * of the same src and kind, the n-th if the cursor's rows before it have n
@@ -1491,15 +1493,27 @@ ev_ins_at(struct ev_vtab *vt, int64_t dst, const uint8_t **q, const uint8_t **en
 static int
 ev_from_ins(struct ev_vtab *vt, const struct ev_cursor *c, size_t i, struct ev_row *r)
 {
-	const uint8_t *q, *end;
 	size_t occ = 0;
+
+	for (size_t j = 0; j < i; j++)
+		occ += c->rows[j].dst == r->dst && c->rows[j].kind == r->kind;
+	return ev_ins_find(vt, r, occ);
+}
+
+/*
+ * The ins entry of edge @r->src -> @r->dst of kind @r->kind, the @occ-th
+ * (from 0) of such entries: fills @r's form and numbers.  Return:
+ * SQLITE_OK, SQLITE_DONE when there is none, or an error.
+ */
+static int
+ev_ins_find(struct ev_vtab *vt, struct ev_row *r, size_t occ)
+{
+	const uint8_t *q, *end;
 	int64_t cur;
 	int rc;
 
 	if (r->dst < 0)
 		return SQLITE_DONE;	/* a damaged outs row: no ins holds its label */
-	for (size_t j = 0; j < i; j++)
-		occ += c->rows[j].dst == r->dst && c->rows[j].kind == r->kind;
 	if ((rc = ev_ins_at(vt, r->dst, &q, &end, &cur)) != SQLITE_OK)
 		return rc;
 	while (q < end) {
@@ -1685,6 +1699,33 @@ ev_label(struct ev_vtab *vt, uint32_t id, const char **s, int *len)
 	return SQLITE_OK;
 }
 
+/*
+ * The label text of row @r (its form and numbers known) into *@s, *@len
+ * (valid until the next call).  Return: SQLITE_OK, SQLITE_DONE when it has
+ * none, or an error.
+ */
+static int
+ev_label_text(struct ev_vtab *vt, const struct ev_row *r, const char **s, int *len)
+{
+	int rc;
+
+	if (!r->form)
+		return SQLITE_DONE;
+	if ((rc = ev_label(vt, r->label, s, len)) != SQLITE_OK || r->form == ST_LABEL_TEXT)
+		return rc;
+	/* a prefix and numbers: rebuild the text they came from */
+	tc_buf_reset(&vt->text);
+	tc_buf_add(&vt->text, *s, (size_t)*len);
+	if (r->form == ST_LABEL_RANGE)
+		tc_buf_printf(&vt->text, "[%llu:%llu]", (unsigned long long)r->a,
+			      (unsigned long long)(r->a + r->b));
+	else
+		tc_buf_printf(&vt->text, ">=%llu", (unsigned long long)r->a);
+	*s = vt->text.data;
+	*len = (int)vt->text.len;
+	return SQLITE_OK;
+}
+
 static int
 ev_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 {
@@ -1718,30 +1759,13 @@ ev_column(sqlite3_vtab_cursor *base, sqlite3_context *ctx, int col)
 				return rc;
 			r = &in;
 		}
-		if (!r->form) {
+		rc = ev_label_text(vt, r, &s, &len);
+		if (rc == SQLITE_DONE)
 			sqlite3_result_null(ctx);
-			break;
-		}
-		rc = ev_label(vt, r->label, &s, &len);
-		if (rc == SQLITE_DONE) {
-			sqlite3_result_null(ctx);
-			break;
-		}
-		if (rc != SQLITE_OK)
-			return rc;
-		if (r->form == ST_LABEL_TEXT) {
+		else if (rc == SQLITE_OK)
 			sqlite3_result_text(ctx, s, len, SQLITE_TRANSIENT);
-			break;
-		}
-		/* a prefix and numbers: rebuild the text they came from */
-		tc_buf_reset(&vt->text);
-		tc_buf_add(&vt->text, s, (size_t)len);
-		if (r->form == ST_LABEL_RANGE)
-			tc_buf_printf(&vt->text, "[%llu:%llu]", (unsigned long long)r->a,
-				      (unsigned long long)(r->a + r->b));
 		else
-			tc_buf_printf(&vt->text, ">=%llu", (unsigned long long)r->a);
-		sqlite3_result_text(ctx, vt->text.data, (int)vt->text.len, SQLITE_TRANSIENT);
+			return rc;
 		break;
 	}
 	}
@@ -1806,6 +1830,73 @@ st_conn_ins(struct st_conn *c, int64_t dst, struct st_in_edge **v, size_t *n, si
 		(*v)[(*n)++] = (struct st_in_edge){
 			.src = src, .kind = (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1)) };
 	}
+	return 0;
+}
+
+int
+st_conn_outs(struct st_conn *c, int64_t src, struct st_out_edge **v, size_t *n, size_t *cap)
+{
+	struct ev_vtab *vt = c ? c->edges : NULL;
+	int64_t block = src / ST_EDGE_BLOCK, cur;
+	int slot = (int)(src % ST_EDGE_BLOCK), rc;
+	const uint8_t *q, *end;
+	struct ev_view *w;
+
+	*n = 0;
+	if (!vt)
+		return -EAGAIN;
+	if (src < 0)
+		return 0;
+	if ((rc = ev_view_get(vt, block, true, slot, &w)) != SQLITE_OK)
+		return rc == SQLITE_DONE ? 0 : -EIO;
+	if (w->off[slot] == EV_SLOT_NONE)
+		return 0;
+	q = w->blob + w->off[slot];
+	end = w->blob + w->len;
+	cur = block * ST_EDGE_BLOCK + w->prev[slot];
+	while (q < end) {
+		struct ev_entry e;
+		int64_t dst;
+
+		if (ev_entry_get(&q, end, &e) != SQLITE_OK || !ev_step(&e, &cur, &dst))
+			return -EIO;
+		if (cur > src)
+			break;
+		if (cur != src)
+			continue;
+		if (*n == *cap) {
+			*cap = *cap ? 2 * *cap : 16;
+			*v = tc_xrealloc(*v, *cap * sizeof(**v));
+		}
+		(*v)[(*n)++] = (struct st_out_edge){
+			.dst = dst, .kind = (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1)) };
+	}
+	return 0;
+}
+
+int
+st_conn_label(struct st_conn *c, int64_t src, int64_t dst, int kind, struct tc_buf *out)
+{
+	struct ev_vtab *vt = c ? c->edges : NULL;
+	struct ev_row r = { .src = src, .dst = dst, .kind = (uint8_t)kind };
+	const char *s;
+	int rc, len;
+
+	if (!vt)
+		return -EAGAIN;
+	if (kind < 0 || kind >= 1 << ST_EDGE_KIND_BITS)
+		return -ENOENT;
+	rc = ev_ins_find(vt, &r, 0);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	if (rc == SQLITE_OK)
+		rc = ev_label_text(vt, &r, &s, &len);
+	if (rc == SQLITE_DONE)
+		return 1;
+	if (rc != SQLITE_OK)
+		return -EIO;
+	tc_buf_reset(out);
+	tc_buf_add(out, s, (size_t)len);
 	return 0;
 }
 

@@ -383,6 +383,30 @@ int64_t st_conn_end_bound(struct st_conn *c, int64_t id);
  */
 int st_conn_ins(struct st_conn *c, int64_t dst, struct st_in_edge **v, size_t *n, size_t *cap);
 
+/* A stored edge out of an event: its destination and kind. */
+struct st_out_edge {
+	int64_t dst;
+	int kind;
+};
+
+/**
+ * st_conn_outs - the stored edges out of event @src, in the order the edges
+ * table lists them, into *@v (as st_conn_ins()), without their labels (an
+ * edge's label is kept with its destination: st_conn_label()).
+ * Return: 0, -EAGAIN or -EIO.
+ */
+int st_conn_outs(struct st_conn *c, int64_t src, struct st_out_edge **v, size_t *n,
+		 size_t *cap);
+
+/**
+ * st_conn_label - the label of the first stored edge @src -> @dst of @kind
+ * (the one the edges table lists first) into @out.  Reading labels in order
+ * of @dst reads each edge block once.
+ * Return: 0, 1 when that edge has no label, -ENOENT when there is no such
+ * edge, -EAGAIN or -EIO.
+ */
+int st_conn_label(struct st_conn *c, int64_t src, int64_t dst, int kind, struct tc_buf *out);
+
 /**
  * st_stats_to_json_text - the stats as a JSON object text (malloc'd), the
  * fields `ingest --json` prints: slices, instants, counters, units, devices,
