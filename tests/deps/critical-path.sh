@@ -173,7 +173,12 @@ if [ -x "$GEN" ] && "$GEN" -n 20000 -s 3 >"$T/gen.json" && fid=$(ingest_id "$T/g
 	for e in 5000 9999 12345 19000; do
 		agree critical-path --data "$T/d" "$fid" --event "$e" --json
 		agree deps --data "$T/d" "$fid" "$e" --depth 3 --json
+		agree deps --data "$T/d" "$fid" "$e" --dir out --kinds flow,anti,output --depth 5 \
+			--budget 3000 --json
 	done
+	# the API's default chain: cut by its budget, events and labels over the whole trace
+	agree deps --data "$T/d" "$fid" 10000 --depth 8 --budget 10000 --json
+	check "the default chain is cut by its budget" grep -q '"truncated": true' "$T/a1.json"
 fi
 is "$differ" 0 "direct reads and SQL give the same answers"
 check "at least 200 answers compared ($same)" test "$same" -ge 200

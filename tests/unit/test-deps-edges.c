@@ -148,38 +148,95 @@ by_ends_bad(sqlite3 *db, int64_t id)
 	return bad;
 }
 
+/* The label of the first edge @src -> @dst of @kind through SQL into @b ("-" for none). */
+static void
+sql_label(sqlite3 *db, int64_t src, int64_t dst, int kind, struct tc_buf *b)
+{
+	sqlite3_stmt *s = NULL;
+
+	sqlite3_prepare_v2(db, "SELECT label FROM edges WHERE dst = ? AND src = ? AND kind = ? "
+			   "LIMIT 1", -1, &s, NULL);
+	sqlite3_bind_int64(s, 1, dst);
+	sqlite3_bind_int64(s, 2, src);
+	sqlite3_bind_int(s, 3, kind);
+	tc_buf_reset(b);
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+		tc_buf_add(b, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
+	else
+		tc_buf_add(b, "-", 1);
+	sqlite3_finalize(s);
+}
+
+/* st_conn_label() of @src -> @dst of @kind into @b ("-" for none, "!" for an error). */
+static void
+direct_label(struct st_conn *c, int64_t src, int64_t dst, int kind, struct tc_buf *b)
+{
+	int rc = st_conn_label(c, src, dst, kind, b);
+
+	if (rc) {
+		tc_buf_reset(b);
+		tc_buf_add(b, rc == 1 || rc == -ENOENT ? "-" : "!", 1);
+	}
+}
+
 /*
- * How many of @n lookups (ids @ids) differ between st_conn_ins() and the
- * edges table's dst = ? rows (sources and kinds, in order).
+ * How many of @n lookups (ids @ids) differ between the direct reads and SQL:
+ * st_conn_ins() against the edges table's dst = ? rows and st_conn_outs()
+ * against its src = ? rows (other ends and kinds, in order), and
+ * st_conn_label() against the label SQL lists first for each of them.
  */
 static int
 direct_bad(sqlite3 *db, struct st_conn *c, const int64_t *ids, size_t n)
 {
 	struct st_in_edge *v = NULL;
-	size_t nv, cap = 0;
+	struct st_out_edge *o = NULL;
+	size_t nv, no, cap = 0, ocap = 0;
+	struct tc_buf l1, l2;
 	int bad = 0;
 
+	tc_buf_init(&l1);
+	tc_buf_init(&l2);
 	for (size_t i = 0; i < n; i++) {
-		sqlite3_stmt *s = NULL;
-		struct tc_buf a, b;
+		for (int out = 0; out < 2; out++) {
+			sqlite3_stmt *s = NULL;
+			struct tc_buf a, b;
 
-		tc_buf_init(&a);
-		tc_buf_init(&b);
-		if (st_conn_ins(c, ids[i], &v, &nv, &cap))
-			nv = SIZE_MAX;
-		for (size_t k = 0; nv != SIZE_MAX && k < nv; k++)
-			tc_buf_printf(&a, "%lld:%d;", (long long)v[k].src, v[k].kind);
-		sqlite3_prepare_v2(db, "SELECT src, kind FROM edges WHERE dst = ?", -1, &s, NULL);
-		sqlite3_bind_int64(s, 1, ids[i]);
-		while (sqlite3_step(s) == SQLITE_ROW)
-			tc_buf_printf(&b, "%lld:%d;", (long long)sqlite3_column_int64(s, 0),
-				    sqlite3_column_int(s, 1));
-		sqlite3_finalize(s);
-		bad += nv == SIZE_MAX || a.len != b.len || (a.len && memcmp(a.data, b.data, a.len));
-		tc_buf_free(&a);
-		tc_buf_free(&b);
+			tc_buf_init(&a);
+			tc_buf_init(&b);
+			if (out ? st_conn_outs(c, ids[i], &o, &no, &ocap) :
+			    st_conn_ins(c, ids[i], &v, &nv, &cap))
+				nv = no = SIZE_MAX;
+			else if (!out)
+				no = nv;
+			for (size_t k = 0; no != SIZE_MAX && k < no; k++) {
+				int64_t other = out ? o[k].dst : v[k].src;
+				int kind = out ? o[k].kind : v[k].kind;
+
+				tc_buf_printf(&a, "%lld:%d;", (long long)other, kind);
+				direct_label(c, out ? ids[i] : other, out ? other : ids[i], kind, &l1);
+				sql_label(db, out ? ids[i] : other, out ? other : ids[i], kind, &l2);
+				bad += strcmp(l1.data, l2.data) != 0;
+			}
+			sqlite3_prepare_v2(db, out ? "SELECT dst, kind FROM edges WHERE src = ?" :
+					   "SELECT src, kind FROM edges WHERE dst = ?", -1, &s, NULL);
+			sqlite3_bind_int64(s, 1, ids[i]);
+			while (sqlite3_step(s) == SQLITE_ROW)
+				tc_buf_printf(&b, "%lld:%d;", (long long)sqlite3_column_int64(s, 0),
+					      sqlite3_column_int(s, 1));
+			sqlite3_finalize(s);
+			bad += no == SIZE_MAX || a.len != b.len ||
+			       (a.len && memcmp(a.data, b.data, a.len));
+			tc_buf_free(&a);
+			tc_buf_free(&b);
+		}
+		/* a pair that is no edge */
+		direct_label(c, ids[i] + 1, ids[i], 7, &l1);
+		bad += strcmp(l1.data, "-") != 0;
 	}
+	tc_buf_free(&l1);
+	tc_buf_free(&l2);
 	free(v);
+	free(o);
 	return bad;
 }
 
@@ -254,7 +311,8 @@ round_trip(const char *path, size_t ram, const char *what)
 		ids[n++] = -3;
 		ok(c != NULL, "%s: st_conn_of", what);
 		is_int(c ? direct_bad(db, c, ids, n) : -1, 0,
-		       "st_conn_ins lists what dst = ? lists, in its order");
+		       "st_conn_ins and st_conn_outs list what dst = ? and src = ? list, in their "
+		       "order; st_conn_label gives the label SQL gives");
 	}
 	/* both ends given: the pair, and a pair that is not an edge */
 	g = got(db, "SELECT src, dst, kind, label FROM edges WHERE src = ? AND dst = ?",
