@@ -12,7 +12,9 @@
  * almost every edge and event; in order, each block and chunk is decoded
  * once.  The answer is the same either way.
  */
+#include <errno.h>
 #include <stdlib.h>
+#include "common/tc-jw.h"
 #include "common/tc-sort.h"
 #include "deps/deps-query.h"
 
@@ -20,7 +22,7 @@
 struct ch_item {
 	int64_t id;
 	int hop;		/* < 0: predecessors, > 0: successors */
-	json_t *node;		/* its node once read; NULL: no such event */
+	size_t at, len;		/* its node's text in the nodes' buffer; len 0: no such event */
 };
 
 /* An edge of the answer, in the order the walk took them. */
@@ -102,16 +104,35 @@ ch_expand(struct dq *q, const struct dq_ev *ev, int hop, bool out, unsigned kind
 				*icap *= 2;
 				*items = tc_xrealloc(*items, *icap * sizeof(**items));
 			}
-			(*items)[(*ni)++] = (struct ch_item){ nb[i].id, nhop, NULL };
+			(*items)[(*ni)++] = (struct ch_item){ nb[i].id, nhop, 0, 0 };
 		}
 	}
 	free(nb);
 	return truncated;
 }
 
-json_t *
-deps_chain(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int budget,
-	   struct tc_err *err)
+/* Event @ev found at @hop as a node of the answer. */
+static void
+ch_node(struct tc_jw *w, const struct dq_ev *ev, int hop)
+{
+	tc_jw_lit(w, "{\"id\":");
+	tc_jw_i64(w, ev->id);
+	tc_jw_lit(w, ",\"name\":");
+	tc_jw_str(w, ev->name);
+	tc_jw_lit(w, ",\"unit\":");
+	tc_jw_i64(w, ev->unit);
+	tc_jw_lit(w, ",\"ts\":");
+	tc_jw_i64(w, ev->ts);
+	tc_jw_lit(w, ",\"dur\":");
+	tc_jw_i64(w, ev->dur);
+	tc_jw_lit(w, ",\"hop\":");
+	tc_jw_i64(w, hop);
+	tc_jw_lit(w, "}");
+}
+
+char *
+deps_chain_text(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int budget,
+		size_t *len, struct tc_err *err)
 {
 	struct dq q = { .db = db, .err = err };
 	struct dq_set seen = { 0 }, eseen = { 0 };
@@ -119,9 +140,9 @@ deps_chain(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int bud
 	struct ch_edge *edges = NULL;
 	struct ch_ref *refs = NULL;
 	size_t ni = 0, icap = 64, ne = 0, ecap = 64, nr;
-	json_t *jnodes = NULL, *jedges = NULL, *res = NULL;
+	struct tc_jw nodes = { 0 }, w = { 0 };
 	struct dq_ev ev;
-	bool truncated = false;
+	bool truncated = false, first;
 
 	if (dq_event(&q, eid, &ev))
 		goto out;
@@ -132,7 +153,7 @@ deps_chain(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int bud
 	items = tc_xmalloc(icap * sizeof(*items));
 	edges = tc_xmalloc(ecap * sizeof(*edges));
 	dq_set_add(&seen, eid, 0, 0);
-	items[ni++] = (struct ch_item){ eid, 0, NULL };
+	items[ni++] = (struct ch_item){ eid, 0, 0, 0 };
 
 	/* the walk: names are read for the answer only */
 	q.no_names = true;
@@ -183,30 +204,42 @@ deps_chain(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int bud
 			tc_err_clear(err);
 			continue;
 		}
-		it->node = dq_ev_json(&ev);
-		json_object_set_new(it->node, "hop", json_integer(it->hop));
+		it->at = nodes.len;
+		ch_node(&nodes, &ev, it->hop);
+		it->len = nodes.len - it->at;
 	}
 
-	jnodes = json_array();
-	jedges = json_array();
-	for (size_t i = 0; i < ni; i++)
-		if (items[i].node) {
-			json_array_append_new(jnodes, items[i].node);
-			items[i].node = NULL;
-		}
-	for (size_t i = 0; i < ne; i++)
-		json_array_append_new(jedges, json_pack("{s:I,s:I,s:s,s:s?}", "src",
-							(json_int_t)edges[i].src, "dst",
-							(json_int_t)edges[i].dst, "kind",
-							st_edge_kind_name(edges[i].kind), "label",
-							edges[i].label));
-	res = json_pack("{s:o,s:o,s:b}", "nodes", jnodes, "edges", jedges, "truncated", truncated);
-	jnodes = jedges = NULL;
+	/* the answer, in the order the walk found them */
+	tc_jw_lit(&w, "{\"nodes\":[");
+	first = true;
+	for (size_t i = 0; i < ni; i++) {
+		if (!items[i].len)
+			continue;
+		if (!first)
+			tc_jw_lit(&w, ",");
+		tc_jw_raw(&w, nodes.p + items[i].at, items[i].len);
+		first = false;
+	}
+	tc_jw_lit(&w, "],\"edges\":[");
+	for (size_t i = 0; i < ne; i++) {
+		if (i)
+			tc_jw_lit(&w, ",");
+		tc_jw_lit(&w, "{\"src\":");
+		tc_jw_i64(&w, edges[i].src);
+		tc_jw_lit(&w, ",\"dst\":");
+		tc_jw_i64(&w, edges[i].dst);
+		tc_jw_lit(&w, ",\"kind\":");
+		tc_jw_str(&w, st_edge_kind_name(edges[i].kind));
+		tc_jw_lit(&w, ",\"label\":");
+		tc_jw_str(&w, edges[i].label);
+		tc_jw_lit(&w, "}");
+	}
+	if (truncated)
+		tc_jw_lit(&w, "],\"truncated\":true}");
+	else
+		tc_jw_lit(&w, "],\"truncated\":false}");
+	*len = w.len;
 out:
-	json_decref(jnodes);
-	json_decref(jedges);
-	for (size_t i = 0; i < ni; i++)
-		json_decref(items[i].node);
 	for (size_t i = 0; i < ne; i++)
 		free(edges[i].label);
 	free(items);
@@ -214,6 +247,24 @@ out:
 	free(refs);
 	free(seen.v);
 	free(eseen.v);
+	tc_jw_free(&nodes);
 	dq_done(&q);
+	return w.p;	/* NULL when nothing was written: the error is set */
+}
+
+json_t *
+deps_chain(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int budget,
+	   struct tc_err *err)
+{
+	size_t len;
+	char *text = deps_chain_text(db, eid, kinds, dir, depth, budget, &len, err);
+	json_t *res;
+
+	if (!text)
+		return NULL;
+	res = json_loadb(text, len, 0, NULL);
+	free(text);
+	if (!res)
+		tc_err_set(err, -ENOMEM, "dependency chain: cannot read back its answer");
 	return res;
 }

@@ -66,6 +66,16 @@ json_t *deps_chain(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth,
 		   struct tc_err *err);
 
 /**
+ * deps_chain_text - deps_chain()'s answer as the JSON text the API sends
+ * (what json_dumps() with JSON_COMPACT | JSON_ENSURE_ASCII prints; a name
+ * that is not UTF-8 gets U+FFFD for each bad byte), written as it is read
+ * rather than built as a JSON value first.
+ * Return: the text (malloc'd, *@len bytes), or NULL with @err set.
+ */
+char *deps_chain_text(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int budget,
+		      size_t *len, struct tc_err *err);
+
+/**
  * deps_critical_path - walk back from @end_eid (or, when 0, the event that
  * ends last in [@start_ns, @end_ns]) along the predecessor whose completion
  * came last, at most @budget hops (0: DEPS_CP_BUDGET): {"hops": [{"id",

@@ -6,7 +6,7 @@ libserver_a_CFLAGS = $(AM_CFLAGS) $(MHD_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAG
 libserver_a_SOURCES = server/srv-int.h server/srv-cmd.c server/srv-http.c \
 	server/srv-upload.c server/srv-queue.c server/srv-pool.c server/srv-api.c server/srv-export.c \
 	server/srv-trace.c server/srv-static.c server/srv-metrics.c server/srv-cache.c server/srv-gzip.c \
-	server/srv-jw.h server/srv-jw.c server/srv-sums.h server/srv-sums.c
+	server/srv-sums.h server/srv-sums.c
 
 # End-to-end tests: a real server on 127.0.0.1 port 0 driven with curl.
 SERVER_TESTS = tests/server/basic.sh tests/server/bad-input.sh tests/server/crash.sh \
@@ -15,10 +15,3 @@ SERVER_TESTS = tests/server/basic.sh tests/server/bad-input.sh tests/server/cras
 TESTS += $(SERVER_TESTS)
 EXTRA_DIST += $(SERVER_TESTS) tests/server/srv-lib.sh tests/server/gen-trace.py \
 	tests/server/check.py
-
-check_PROGRAMS += tests/unit/test-srv-jw
-TESTS += tests/unit/test-srv-jw
-tests_unit_test_srv_jw_SOURCES = tests/unit/test-srv-jw.c server/srv-jw.c server/srv-jw.h \
-	tests/tap.h
-tests_unit_test_srv_jw_CFLAGS = $(AM_CFLAGS) $(JANSSON_CFLAGS)
-tests_unit_test_srv_jw_LDADD = $(NX_LDADD)

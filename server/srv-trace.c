@@ -18,14 +18,14 @@
  * scan of the unit's chunks that skips those without that depth), then
  * [lo, hi) in one scan.
  * Large answers (timeline, search, summary) are written straight to JSON
- * text (srv-jw.c), each request in one read transaction.
+ * text (tc-jw.c), each request in one read transaction.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "deps/deps.h"
 #include "server/srv-int.h"
-#include "server/srv-jw.h"
+#include "common/tc-jw.h"
 #include "server/srv-sums.h"
 
 #define EV_LOWER_SQL "SELECT id FROM events WHERE unit = ?1 AND id >= ?2 AND id <= ?3 " \
@@ -262,7 +262,7 @@ window_get(struct srv_req *r, struct srv_pool_conn *c, int64_t *start, int64_t *
 /* ---- timeline ---- */
 
 /*
- * The answer is written straight into a srv_jw buffer (a DOM of tens of
+ * The answer is written straight into a tc_jw buffer (a DOM of tens of
  * thousands of objects cost more than the queries).  Names come from a
  * per-request cache of their JSON text by string id.
  */
@@ -275,7 +275,7 @@ struct tl_name {
 
 struct tl {
 	struct srv_req *r;
-	struct srv_jw *w;
+	struct tc_jw *w;
 	sqlite3_stmt *depths, *prev, *win, *ts_at, *maxlevel, *sums, *suml, *str;
 	struct tl_name *names;
 	size_t ncap, nn;
@@ -342,7 +342,7 @@ tl_name(struct tl *t, uint32_t id)
 	char *text;
 
 	if (!id) {
-		srv_jw_lit(t->w, "null");
+		tc_jw_lit(t->w, "null");
 		return;
 	}
 	if (t->nn * 2 >= t->ncap) {
@@ -358,16 +358,16 @@ tl_name(struct tl *t, uint32_t id)
 	}
 	n = tl_name_slot(t, id);
 	if (n->id) {
-		srv_jw_raw(t->w, n->text, n->len);
+		tc_jw_raw(t->w, n->text, n->len);
 		return;
 	}
 	mark = t->w->len;
 	sqlite3_bind_int64(t->str, 1, id);
 	if (sqlite3_step(t->str) == SQLITE_ROW)
-		srv_jw_strn(t->w, (const char *)sqlite3_column_text(t->str, 0),
+		tc_jw_strn(t->w, (const char *)sqlite3_column_text(t->str, 0),
 			    (size_t)sqlite3_column_bytes(t->str, 0));
 	else
-		srv_jw_lit(t->w, "null");
+		tc_jw_lit(t->w, "null");
 	sqlite3_reset(t->str);
 	text = tc_arena_strndup(&t->r->arena, t->w->p + mark, t->w->len - mark);
 	n->id = id;
@@ -419,32 +419,32 @@ tl_ev_read(struct tl_ev *e, sqlite3_stmt *st)
 }
 
 static void
-tl_ev_write(struct srv_jw *w, struct tl *t, const struct tl_ev *e)
+tl_ev_write(struct tc_jw *w, struct tl *t, const struct tl_ev *e)
 {
-	srv_jw_lit(w, "{\"id\":");
-	srv_jw_i64(w, e->id);
-	srv_jw_lit(w, ",\"ts\":");
-	srv_jw_i64(w, e->ts);
-	srv_jw_lit(w, ",\"dur\":");
-	srv_jw_i64(w, e->dur);
-	srv_jw_lit(w, ",\"depth\":");
-	srv_jw_i64(w, e->depth);
-	srv_jw_lit(w, ",\"name\":");
+	tc_jw_lit(w, "{\"id\":");
+	tc_jw_i64(w, e->id);
+	tc_jw_lit(w, ",\"ts\":");
+	tc_jw_i64(w, e->ts);
+	tc_jw_lit(w, ",\"dur\":");
+	tc_jw_i64(w, e->dur);
+	tc_jw_lit(w, ",\"depth\":");
+	tc_jw_i64(w, e->depth);
+	tc_jw_lit(w, ",\"name\":");
 	tl_name(t, e->name);
 	switch (e->kind) {
 	case ST_EV_INSTANT:
-		srv_jw_lit(w, ",\"kind\":\"instant\"}");
+		tc_jw_lit(w, ",\"kind\":\"instant\"}");
 		break;
 	case ST_EV_COUNTER:
-		srv_jw_lit(w, ",\"kind\":\"counter\",\"value\":");
+		tc_jw_lit(w, ",\"kind\":\"counter\",\"value\":");
 		if (e->has_value)
-			srv_jw_real(w, e->value);
+			tc_jw_real(w, e->value);
 		else
-			srv_jw_lit(w, "null");
-		srv_jw_lit(w, "}");
+			tc_jw_lit(w, "null");
+		tc_jw_lit(w, "}");
 		break;
 	default:
-		srv_jw_lit(w, ",\"kind\":\"slice\"}");
+		tc_jw_lit(w, ",\"kind\":\"slice\"}");
 	}
 }
 
@@ -460,7 +460,7 @@ static bool
 tl_events(struct tl *t, int64_t unit, bool counter, int64_t start, int64_t px, bool before,
 	  int64_t lo, int64_t hi)
 {
-	struct srv_jw *w = t->w;
+	struct tc_jw *w = t->w;
 	struct tl_ev *ev, **order = NULL;
 	int64_t *depth = NULL;
 	size_t n = 0, nd = 0, dcap = 0, cap = (size_t)(hi - lo) + 16, k, *pos = NULL;
@@ -543,13 +543,13 @@ tl_events(struct tl *t, int64_t unit, bool counter, int64_t start, int64_t px, b
 	order = tc_xmalloc((n ? n : 1) * sizeof(*order));
 	for (k = 0; k < n; k++)
 		order[pos[ev[k].key]++] = &ev[k];
-	srv_jw_lit(w, "[");
+	tc_jw_lit(w, "[");
 	for (k = 0; k < n; k++) {
 		if (k)
-			srv_jw_lit(w, ",");
+			tc_jw_lit(w, ",");
 		tl_ev_write(w, t, order[k]);
 	}
-	srv_jw_lit(w, "]");
+	tc_jw_lit(w, "]");
 	ok = true;
 out:
 	free(order);
@@ -579,34 +579,34 @@ static void
 tl_bucket_flush(struct tl *t, struct tl_bucket *b, int64_t origin, int64_t w, bool counter,
 		bool *first)
 {
-	struct srv_jw *o = t->w;
+	struct tc_jw *o = t->w;
 
 	if (b->g == INT64_MIN)
 		return;
 	if (!*first)
-		srv_jw_lit(o, ",");
-	srv_jw_lit(o, "{\"ts\":");
+		tc_jw_lit(o, ",");
+	tc_jw_lit(o, "{\"ts\":");
 	*first = false;
-	srv_jw_i64(o, origin + b->g * w);
-	srv_jw_lit(o, ",\"count\":");
-	srv_jw_i64(o, b->count);
-	srv_jw_lit(o, ",\"busy\":");
-	srv_jw_i64(o, TC_MIN(b->busy, w));
-	srv_jw_lit(o, ",\"name\":");
+	tc_jw_i64(o, origin + b->g * w);
+	tc_jw_lit(o, ",\"count\":");
+	tc_jw_i64(o, b->count);
+	tc_jw_lit(o, ",\"busy\":");
+	tc_jw_i64(o, TC_MIN(b->busy, w));
+	tc_jw_lit(o, ",\"name\":");
 	tl_name(t, b->name);
 	if (counter) {
-		srv_jw_lit(o, ",\"vmin\":");
+		tc_jw_lit(o, ",\"vmin\":");
 		if (b->has_v)
-			srv_jw_real(o, b->vmin);
+			tc_jw_real(o, b->vmin);
 		else
-			srv_jw_lit(o, "null");
-		srv_jw_lit(o, ",\"vmax\":");
+			tc_jw_lit(o, "null");
+		tc_jw_lit(o, ",\"vmax\":");
 		if (b->has_v)
-			srv_jw_real(o, b->vmax);
+			tc_jw_real(o, b->vmax);
 		else
-			srv_jw_lit(o, "null");
+			tc_jw_lit(o, "null");
 	}
-	srv_jw_lit(o, "}");
+	tc_jw_lit(o, "}");
 	b->g = INT64_MIN;
 }
 
@@ -670,9 +670,9 @@ tl_buckets(struct tl *t, struct srv_pool_conn *c, int64_t unit, bool counter, in
 	w = g * k;
 	b0 = floordiv(start - c->origin_ns, g);
 	b1 = floordiv(end - 1 - c->origin_ns, g);
-	srv_jw_lit(t->w, ",\"bucket_ns\":");
-	srv_jw_i64(t->w, w);
-	srv_jw_lit(t->w, ",\"buckets\":[");
+	tc_jw_lit(t->w, ",\"bucket_ns\":");
+	tc_jw_i64(t->w, w);
+	tc_jw_lit(t->w, ",\"buckets\":[");
 	/* a level of at most SRV_SUMS_MAX_ROWS buckets over the trace is cached */
 	if ((c->end_ns - c->start_ns) / g + 2 <= SRV_SUMS_MAX_ROWS)
 		lvl = srv_sums_get(c->key, unit, level, t->suml);
@@ -704,7 +704,7 @@ tl_buckets(struct tl *t, struct srv_pool_conn *c, int64_t unit, bool counter, in
 	}
 	tl_bucket_flush(t, &cur, c->origin_ns, w, counter, &first);
 	sqlite3_reset(t->sums);
-	srv_jw_lit(t->w, "]");
+	tc_jw_lit(t->w, "]");
 }
 
 /* One UNITWIN object of the answer. */
@@ -712,7 +712,7 @@ static void
 tl_unit(struct tl *t, struct srv_pool_conn *c, const struct unit_list *ul, size_t i,
 	int64_t start, int64_t end, int64_t px)
 {
-	struct srv_jw *w = t->w;
+	struct tc_jw *w = t->w;
 	int64_t unit = ul->id[i], first = ul->first[i], last = ul->last[i], lo = 0, hi = 0;
 	bool counter = ul->kind[i] == ST_UNIT_COUNTER, before = false;
 
@@ -722,26 +722,26 @@ tl_unit(struct tl *t, struct srv_pool_conn *c, const struct unit_list *ul, size_
 		hi = lo > last ? lo : ev_lower(t->ts_at, unit, lo, last, end);
 		before = lo > first;
 	}
-	srv_jw_lit(w, "{\"id\":");
-	srv_jw_i64(w, unit);
+	tc_jw_lit(w, "{\"id\":");
+	tc_jw_i64(w, unit);
 	if (hi - lo <= px || c->bucket_ns <= 0) {
 		size_t mark = w->len;
 
-		srv_jw_lit(w, ",\"mode\":\"events\",\"events\":");
+		tc_jw_lit(w, ",\"mode\":\"events\",\"events\":");
 		if (tl_events(t, unit, counter, start, px, before, lo, hi))
 			goto done;
 		if (c->bucket_ns <= 0) {	/* no summaries: no events */
-			srv_jw_lit(w, "[]");
+			tc_jw_lit(w, "[]");
 			goto done;
 		}
 		/* px + 1 with the slices reaching in: buckets after all */
 		w->len = mark;
 		w->p[mark] = 0;
 	}
-	srv_jw_lit(w, ",\"mode\":\"buckets\"");
+	tc_jw_lit(w, ",\"mode\":\"buckets\"");
 	tl_buckets(t, c, unit, counter, start, end, px);
 done:
-	srv_jw_lit(w, "}");
+	tc_jw_lit(w, "}");
 }
 
 static enum MHD_Result
@@ -750,7 +750,7 @@ api_timeline(struct srv_req *r, struct srv_pool_conn *c)
 	int64_t start, end, px = SRV_PX_DEFAULT;
 	struct unit_list ul;
 	struct tl t = { .r = r };
-	struct srv_jw w = { 0 };
+	struct tc_jw w = { 0 };
 	const char *pxs = srv_arg(r, "px"), *us = srv_arg(r, "units");
 	char *key, *text;
 	size_t len = 0;
@@ -789,27 +789,27 @@ api_timeline(struct srv_req *r, struct srv_pool_conn *c)
 		return db_error(r, c);
 	}
 	t.w = &w;
-	srv_jw_grow(&w, 64 * 1024);
-	srv_jw_lit(&w, "{\"start\":");
-	srv_jw_i64(&w, start);
-	srv_jw_lit(&w, ",\"end\":");
-	srv_jw_i64(&w, end);
-	srv_jw_lit(&w, ",\"px\":");
-	srv_jw_i64(&w, px);
-	srv_jw_lit(&w, ",\"units\":[");
+	tc_jw_grow(&w, 64 * 1024);
+	tc_jw_lit(&w, "{\"start\":");
+	tc_jw_i64(&w, start);
+	tc_jw_lit(&w, ",\"end\":");
+	tc_jw_i64(&w, end);
+	tc_jw_lit(&w, ",\"px\":");
+	tc_jw_i64(&w, px);
+	tc_jw_lit(&w, ",\"units\":[");
 	for (size_t i = 0; i < ul.n; i++) {
 		if (i)
-			srv_jw_lit(&w, ",");
+			tc_jw_lit(&w, ",");
 		tl_unit(&t, c, &ul, i, start, end, px);
 	}
-	srv_jw_lit(&w, "]}");
+	tc_jw_lit(&w, "]}");
 	tl_free(&t);
 	st_read_end(c->db);
 	unit_list_free(&ul);
 	srv_pool_put(r->srv, c);
 	srv_cache_put(&r->srv->cache, key, w.p, w.len);
 	ret = srv_reply_text(r, 200, w.p, w.len);
-	srv_jw_free(&w);
+	tc_jw_free(&w);
 	return ret;
 put:
 	srv_pool_put(r->srv, c);
@@ -977,6 +977,9 @@ api_deps(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 	unsigned kinds;
 	const char *d = srv_arg(r, "dir");
 	int dir = DEPS_DIR_IN | DEPS_DIR_OUT;
+	enum MHD_Result ret;
+	size_t len;
+	char *text;
 
 	if (eid_get(r, rest, &eid) < 0 || kinds_get(r, &kinds) < 0 ||
 	    srv_arg_i64(r, "depth", &depth, 1, 256) < 0 ||
@@ -996,9 +999,15 @@ api_deps(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 		srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
 		goto put;
 	}
-	st_read_begin(c->db);	/* a chain runs thousands of statements */
-	return deps_reply(r, c, deps_chain(c->db, eid, kinds, dir, (int)depth, (int)budget,
-					   &err), &err);
+	st_read_begin(c->db);	/* a chain runs thousands of lookups */
+	text = deps_chain_text(c->db, eid, kinds, dir, (int)depth, (int)budget, &len, &err);
+	if (!text)
+		return deps_reply(r, c, NULL, &err);
+	st_read_end(c->db);
+	srv_pool_put(r->srv, c);
+	ret = srv_reply_text(r, 200, text, len);
+	free(text);
+	return ret;
 put:
 	srv_pool_put(r->srv, c);
 	return MHD_YES;
@@ -1031,22 +1040,22 @@ put:
 /* ---- search ---- */
 
 static void
-search_match(struct srv_jw *w, int64_t i, int64_t id, int64_t ts, int64_t dur, int64_t unit,
+search_match(struct tc_jw *w, int64_t i, int64_t id, int64_t ts, int64_t dur, int64_t unit,
 	     const char *name)
 {
 	if (i)
-		srv_jw_lit(w, ",");
-	srv_jw_lit(w, "{\"id\":");
-	srv_jw_i64(w, id);
-	srv_jw_lit(w, ",\"ts\":");
-	srv_jw_i64(w, ts);
-	srv_jw_lit(w, ",\"dur\":");
-	srv_jw_i64(w, dur);
-	srv_jw_lit(w, ",\"unit\":");
-	srv_jw_i64(w, unit);
-	srv_jw_lit(w, ",\"name\":");
-	srv_jw_str(w, name);
-	srv_jw_lit(w, "}");
+		tc_jw_lit(w, ",");
+	tc_jw_lit(w, "{\"id\":");
+	tc_jw_i64(w, id);
+	tc_jw_lit(w, ",\"ts\":");
+	tc_jw_i64(w, ts);
+	tc_jw_lit(w, ",\"dur\":");
+	tc_jw_i64(w, dur);
+	tc_jw_lit(w, ",\"unit\":");
+	tc_jw_i64(w, unit);
+	tc_jw_lit(w, ",\"name\":");
+	tc_jw_str(w, name);
+	tc_jw_lit(w, "}");
 }
 
 #define SEARCH_MERGE_CURSORS 256	/* at most this many statements open at once */
@@ -1081,7 +1090,7 @@ search_cur_next(struct search_cur *k)
  */
 static int
 search_merge(struct srv_pool_conn *c, const char *q, int64_t limit, int64_t offset,
-	     struct srv_jw *w)
+	     struct tc_jw *w)
 {
 	struct unit_list ul = { 0 };
 	struct search_cur *cur = NULL;
@@ -1177,7 +1186,7 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 	const char *q = srv_arg(r, "q");
 	int64_t limit = 100, offset = 0, total = 0;
 	sqlite3_stmt *st = NULL;
-	struct srv_jw w = { 0 };
+	struct tc_jw w = { 0 };
 	int64_t n = 0;
 	char *key, *text;
 	size_t len = 0;
@@ -1213,9 +1222,9 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 		snprintf(num, sizeof(num), "%lld", (long long)total);
 		srv_cache_put(&r->srv->cache, key, num, strlen(num));
 	}
-	srv_jw_lit(&w, "{\"total\":");
-	srv_jw_i64(&w, total);
-	srv_jw_lit(&w, ",\"matches\":[");
+	tc_jw_lit(&w, "{\"total\":");
+	tc_jw_i64(&w, total);
+	tc_jw_lit(&w, ",\"matches\":[");
 	if (offset < total && limit > 0) {
 		int m = search_merge(c, q, limit, offset, &w);
 
@@ -1242,12 +1251,12 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 #undef MATCH
 	st_read_end(c->db);
 	srv_pool_put(r->srv, c);
-	srv_jw_lit(&w, "]}");
+	tc_jw_lit(&w, "]}");
 	srv_reply_text(r, 200, w.p, w.len);
-	srv_jw_free(&w);
+	tc_jw_free(&w);
 	return MHD_YES;
 dberr:
-	srv_jw_free(&w);
+	tc_jw_free(&w);
 	srv_reply_error(r, 500, "internal", "trace store: %s", sqlite3_errmsg(c->db));
 	st_read_end(c->db);
 put:
@@ -1337,7 +1346,7 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 	struct unit_list ul = { 0 };
 	struct sum_map m = { 0 };
 	sqlite3_stmt *dq = NULL, *eq = NULL, *nq = NULL, *ts_at = NULL, *scan = NULL;
-	struct srv_jw w = { 0 };
+	struct tc_jw w = { 0 };
 	size_t k = 0;
 
 	if (window_get(r, c, &start, &end) < 0 ||
@@ -1417,7 +1426,7 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 	}
 	if (k)
 		qsort(m.rows, k, sizeof(*m.rows), sum_cmp);
-	srv_jw_lit(&w, "{\"rows\":[");
+	tc_jw_lit(&w, "{\"rows\":[");
 	for (size_t i = 0; i < k && (int64_t)i < limit; i++) {
 		struct sum_row *s = &m.rows[i];
 		const char *name = NULL;
@@ -1427,26 +1436,26 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 		if (s->name && sqlite3_step(nq) == SQLITE_ROW)
 			name = (const char *)sqlite3_column_text(nq, 0);
 		if (i)
-			srv_jw_lit(&w, ",");
-		srv_jw_lit(&w, "{\"name\":");
-		srv_jw_str(&w, name ? name : "");
-		srv_jw_lit(&w, ",\"count\":");
-		srv_jw_i64(&w, s->count);
-		srv_jw_lit(&w, ",\"total_ns\":");
-		srv_jw_i64(&w, s->total);
-		srv_jw_lit(&w, ",\"mean_ns\":");
-		srv_jw_real(&w, s->count ? (double)s->total / (double)s->count : 0);
-		srv_jw_lit(&w, ",\"max_ns\":");
-		srv_jw_i64(&w, s->max);
-		srv_jw_lit(&w, "}");
+			tc_jw_lit(&w, ",");
+		tc_jw_lit(&w, "{\"name\":");
+		tc_jw_str(&w, name ? name : "");
+		tc_jw_lit(&w, ",\"count\":");
+		tc_jw_i64(&w, s->count);
+		tc_jw_lit(&w, ",\"total_ns\":");
+		tc_jw_i64(&w, s->total);
+		tc_jw_lit(&w, ",\"mean_ns\":");
+		tc_jw_real(&w, s->count ? (double)s->total / (double)s->count : 0);
+		tc_jw_lit(&w, ",\"max_ns\":");
+		tc_jw_i64(&w, s->max);
+		tc_jw_lit(&w, "}");
 	}
-	srv_jw_lit(&w, "],\"names\":");
-	srv_jw_i64(&w, (int64_t)k);
-	srv_jw_lit(&w, ",\"start\":");
-	srv_jw_i64(&w, start);
-	srv_jw_lit(&w, ",\"end\":");
-	srv_jw_i64(&w, end);
-	srv_jw_lit(&w, "}");
+	tc_jw_lit(&w, "],\"names\":");
+	tc_jw_i64(&w, (int64_t)k);
+	tc_jw_lit(&w, ",\"start\":");
+	tc_jw_i64(&w, start);
+	tc_jw_lit(&w, ",\"end\":");
+	tc_jw_i64(&w, end);
+	tc_jw_lit(&w, "}");
 	srv_reply_text(r, 200, w.p, w.len);
 out:
 	sqlite3_finalize(dq);
@@ -1455,7 +1464,7 @@ out:
 	sqlite3_finalize(ts_at);
 	sqlite3_finalize(scan);
 	st_read_end(c->db);
-	srv_jw_free(&w);
+	tc_jw_free(&w);
 	free(m.rows);
 	unit_list_free(&ul);
 put:

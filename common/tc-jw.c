@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * server/srv-jw.c - the JSON text writer of srv-jw.h: decimal integers
+ * common/tc-jw.c - the JSON text writer of tc-jw.h: decimal integers
  * without printf, reals formatted as Jansson formats them, and strings
  * escaped as Jansson escapes them with JSON_ENSURE_ASCII.
  */
@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "common/tc.h"
-#include "server/srv-jw.h"
+#include "common/tc-jw.h"
 
 void
-srv_jw_grow(struct srv_jw *w, size_t n)
+tc_jw_grow(struct tc_jw *w, size_t n)
 {
 	size_t need = w->len + n + 1, cap = w->cap ? w->cap : 4096;
 
@@ -22,7 +22,7 @@ srv_jw_grow(struct srv_jw *w, size_t n)
 }
 
 void
-srv_jw_free(struct srv_jw *w)
+tc_jw_free(struct tc_jw *w)
 {
 	free(w->p);
 	w->p = NULL;
@@ -30,7 +30,7 @@ srv_jw_free(struct srv_jw *w)
 }
 
 void
-srv_jw_i64(struct srv_jw *w, int64_t v)
+tc_jw_i64(struct tc_jw *w, int64_t v)
 {
 	char tmp[24], *e = tmp + sizeof(tmp), *s = e;
 	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
@@ -41,32 +41,32 @@ srv_jw_i64(struct srv_jw *w, int64_t v)
 	} while (u);
 	if (v < 0)
 		*--s = '-';
-	srv_jw_raw(w, s, (size_t)(e - s));
+	tc_jw_raw(w, s, (size_t)(e - s));
 }
 
 void
-srv_jw_real(struct srv_jw *w, double v)
+tc_jw_real(struct tc_jw *w, double v)
 {
 	char buf[40], *x;
 	int n;
 
 	if (!isfinite(v)) {
-		srv_jw_lit(w, "null");
+		tc_jw_lit(w, "null");
 		return;
 	}
 	/* integral values below 2^53 print all digits with %.17g: fast path */
 	if (v == 0 && signbit(v)) {
-		srv_jw_lit(w, "-0.0");
+		tc_jw_lit(w, "-0.0");
 		return;
 	}
 	if (fabs(v) < 9007199254740992.0 && v == (double)(int64_t)v) {
-		srv_jw_i64(w, (int64_t)v);
-		srv_jw_lit(w, ".0");
+		tc_jw_i64(w, (int64_t)v);
+		tc_jw_lit(w, ".0");
 		return;
 	}
 	n = snprintf(buf, sizeof(buf), "%.17g", v);
 	if (n <= 0 || (size_t)n >= sizeof(buf) - 3) {
-		srv_jw_lit(w, "null");
+		tc_jw_lit(w, "null");
 		return;
 	}
 	if (!strchr(buf, '.') && !strchr(buf, 'e')) {
@@ -90,7 +90,7 @@ srv_jw_real(struct srv_jw *w, double v)
 			n = (int)strlen(buf);
 		}
 	}
-	srv_jw_raw(w, buf, (size_t)n);
+	tc_jw_raw(w, buf, (size_t)n);
 }
 
 /* Length of the valid UTF-8 sequence at @s (Jansson's rules: no overlong
@@ -133,10 +133,10 @@ utf8_seq(const unsigned char *s, size_t left, uint32_t *cp)
 }
 
 static void
-put_u(struct srv_jw *w, uint32_t u)
+put_u(struct tc_jw *w, uint32_t u)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	char *p = srv_jw_room(w, 6);
+	char *p = tc_jw_room(w, 6);
 
 	p[0] = '\\';
 	p[1] = 'u';
@@ -149,11 +149,11 @@ put_u(struct srv_jw *w, uint32_t u)
 }
 
 void
-srv_jw_strn(struct srv_jw *w, const char *str, size_t len)
+tc_jw_strn(struct tc_jw *w, const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str, *end = s + len;
 
-	srv_jw_lit(w, "\"");
+	tc_jw_lit(w, "\"");
 	while (s < end) {
 		const unsigned char *run = s;
 		uint32_t cp;
@@ -163,7 +163,7 @@ srv_jw_strn(struct srv_jw *w, const char *str, size_t len)
 		while (s < end && *s >= 0x20 && *s < 0x80 && *s != '"' && *s != '\\')
 			s++;
 		if (s > run)
-			srv_jw_raw(w, (const char *)run, (size_t)(s - run));
+			tc_jw_raw(w, (const char *)run, (size_t)(s - run));
 		if (s == end)
 			break;
 		n = utf8_seq(s, (size_t)(end - s), &cp);
@@ -175,25 +175,25 @@ srv_jw_strn(struct srv_jw *w, const char *str, size_t len)
 		s += n;
 		switch (cp) {
 		case '"':
-			srv_jw_lit(w, "\\\"");
+			tc_jw_lit(w, "\\\"");
 			break;
 		case '\\':
-			srv_jw_lit(w, "\\\\");
+			tc_jw_lit(w, "\\\\");
 			break;
 		case '\b':
-			srv_jw_lit(w, "\\b");
+			tc_jw_lit(w, "\\b");
 			break;
 		case '\f':
-			srv_jw_lit(w, "\\f");
+			tc_jw_lit(w, "\\f");
 			break;
 		case '\n':
-			srv_jw_lit(w, "\\n");
+			tc_jw_lit(w, "\\n");
 			break;
 		case '\r':
-			srv_jw_lit(w, "\\r");
+			tc_jw_lit(w, "\\r");
 			break;
 		case '\t':
-			srv_jw_lit(w, "\\t");
+			tc_jw_lit(w, "\\t");
 			break;
 		default:
 			if (cp < 0x10000) {
@@ -205,14 +205,14 @@ srv_jw_strn(struct srv_jw *w, const char *str, size_t len)
 			}
 		}
 	}
-	srv_jw_lit(w, "\"");
+	tc_jw_lit(w, "\"");
 }
 
 void
-srv_jw_str(struct srv_jw *w, const char *s)
+tc_jw_str(struct tc_jw *w, const char *s)
 {
 	if (!s)
-		srv_jw_lit(w, "null");
+		tc_jw_lit(w, "null");
 	else
-		srv_jw_strn(w, s, strlen(s));
+		tc_jw_strn(w, s, strlen(s));
 }
