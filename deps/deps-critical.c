@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/tc-jw.h"
 #include "deps/deps-query.h"
 
 /*
@@ -238,11 +239,10 @@ around_cover(struct around *ar, size_t *nar, const struct dq_ev *ev)
  * The path's time per unit, largest working share first: [{"unit", "hops",
  * "work_ns", "wait_ns"}] (a hop's waiting counts on the unit that waited).
  */
-static json_t *
-units_json(const struct step *hops, size_t n)
+static void
+units_json(struct tc_jw *w, const struct step *hops, size_t n)
 {
 	struct unit_sum *u = tc_xcalloc(n ? n : 1, sizeof(*u));
-	json_t *arr = json_array();
 	size_t m = 0;
 
 	for (size_t k = 0; k < n; k++)
@@ -258,14 +258,22 @@ units_json(const struct step *hops, size_t n)
 		}
 	}
 	qsort(u, m, sizeof(*u), unit_sum_by_share);
-	for (size_t k = 0; k < m; k++)
-		json_array_append_new(arr, json_pack("{s:I,s:I,s:I,s:I}", "unit",
-						     (json_int_t)u[k].unit, "hops",
-						     (json_int_t)u[k].hops, "work_ns",
-						     (json_int_t)u[k].work, "wait_ns",
-						     (json_int_t)u[k].wait));
+	tc_jw_lit(w, "[");
+	for (size_t k = 0; k < m; k++) {
+		if (k)
+			tc_jw_lit(w, ",");
+		tc_jw_lit(w, "{\"unit\":");
+		tc_jw_i64(w, u[k].unit);
+		tc_jw_lit(w, ",\"hops\":");
+		tc_jw_i64(w, u[k].hops);
+		tc_jw_lit(w, ",\"work_ns\":");
+		tc_jw_i64(w, u[k].work);
+		tc_jw_lit(w, ",\"wait_ns\":");
+		tc_jw_i64(w, u[k].wait);
+		tc_jw_lit(w, "}");
+	}
+	tc_jw_lit(w, "]");
 	free(u);
-	return arr;
 }
 
 /*
@@ -273,11 +281,11 @@ units_json(const struct step *hops, size_t n)
  * {"hops", "work_ns", "wait_ns"}, ...} for the kinds on the path (the first
  * hop has none).  Waiting is what that kind of dependency cost.
  */
-static json_t *
-kinds_json(const struct step *hops, size_t n)
+static void
+kinds_json(struct tc_jw *w, const struct step *hops, size_t n)
 {
 	int64_t c[ST_EDGE_NKINDS][3] = { { 0 } };
-	json_t *o = json_object();
+	bool first = true;
 
 	for (size_t k = 0; k + 1 < n; k++) {	/* hops[n - 1] is the first hop */
 		if (hops[k].kind < 0 || hops[k].kind >= ST_EDGE_NKINDS)
@@ -286,18 +294,28 @@ kinds_json(const struct step *hops, size_t n)
 		c[hops[k].kind][1] += hops[k].work;
 		c[hops[k].kind][2] += hops[k].wait;
 	}
-	for (int k = 0; k < ST_EDGE_NKINDS; k++)
-		if (c[k][0])
-			json_object_set_new(o, st_edge_kind_name(k),
-					    json_pack("{s:I,s:I,s:I}", "hops", (json_int_t)c[k][0],
-						      "work_ns", (json_int_t)c[k][1], "wait_ns",
-						      (json_int_t)c[k][2]));
-	return o;
+	tc_jw_lit(w, "{");
+	for (int k = 0; k < ST_EDGE_NKINDS; k++) {
+		if (!c[k][0])
+			continue;
+		if (!first)
+			tc_jw_lit(w, ",");
+		first = false;
+		tc_jw_str(w, st_edge_kind_name(k));
+		tc_jw_lit(w, ":{\"hops\":");
+		tc_jw_i64(w, c[k][0]);
+		tc_jw_lit(w, ",\"work_ns\":");
+		tc_jw_i64(w, c[k][1]);
+		tc_jw_lit(w, ",\"wait_ns\":");
+		tc_jw_i64(w, c[k][2]);
+		tc_jw_lit(w, "}");
+	}
+	tc_jw_lit(w, "}");
 }
 
-json_t *
-deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_ns,
-		   unsigned kinds, int max_hops, int budget, struct tc_err *err)
+char *
+deps_critical_path_text(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_ns,
+			unsigned kinds, int max_hops, int budget, size_t *len, struct tc_err *err)
 {
 	struct dq q = { .db = db, .err = err };
 	struct dq_set seen = { 0 };
@@ -309,7 +327,8 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 	struct dq_ev ev = { 0 }, pe, ce;
 	size_t n = 0, nh = 0, cap = 0;
 	int64_t cur, wait_sum = 0, work_sum = 0, frontier, start;
-	json_t *res = NULL, *jh;
+	struct tc_jw w = { 0 };
+	char *res = NULL;
 	bool truncated = false, clipped = false;
 
 	if (!kinds)
@@ -446,24 +465,53 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 		frontier = TC_MAX(frontier, end);
 	}
 	/* the latest nh hops; steps[k].kind is the edge from hop k + 1 into hop k */
-	jh = json_array();
+	tc_jw_lit(&w, "{\"hops\":[");
 	for (size_t k = nh; k-- > 0;) {
 		const struct step *h = &steps[k];
 		bool edge = k + 1 < n && h->kind >= 0;
 
-		json_array_append_new(jh, json_pack(
-			"{s:I,s:s,s:I,s:I,s:I,s:I,s:I,s:s?,s:s?}", "id", (json_int_t)hops[k].id,
-			"name", hops[k].name, "unit", (json_int_t)h->unit, "ts", (json_int_t)h->ts,
-			"dur", (json_int_t)h->dur, "wait_ns", (json_int_t)h->wait, "work_ns",
-			(json_int_t)h->work, "kind", edge ? st_edge_kind_name(h->kind) : NULL,
-			"label", edge ? hops[k].label : NULL));
+		tc_jw_lit(&w, "{\"id\":");
+		tc_jw_i64(&w, hops[k].id);
+		tc_jw_lit(&w, ",\"name\":");
+		tc_jw_str(&w, hops[k].name);
+		tc_jw_lit(&w, ",\"unit\":");
+		tc_jw_i64(&w, h->unit);
+		tc_jw_lit(&w, ",\"ts\":");
+		tc_jw_i64(&w, h->ts);
+		tc_jw_lit(&w, ",\"dur\":");
+		tc_jw_i64(&w, h->dur);
+		tc_jw_lit(&w, ",\"wait_ns\":");
+		tc_jw_i64(&w, h->wait);
+		tc_jw_lit(&w, ",\"work_ns\":");
+		tc_jw_i64(&w, h->work);
+		tc_jw_lit(&w, ",\"kind\":");
+		tc_jw_str(&w, edge ? st_edge_kind_name(h->kind) : NULL);
+		tc_jw_lit(&w, ",\"label\":");
+		tc_jw_str(&w, edge ? hops[k].label : NULL);
+		if (k)
+			tc_jw_lit(&w, "},");
+		else
+			tc_jw_lit(&w, "}");
 	}
-	res = json_pack("{s:o,s:I,s:o,s:o,s:I,s:I,s:I,s:b}", "hops", jh, "hops_total",
-			(json_int_t)n, "units", units_json(steps, n), "kinds",
-			kinds_json(steps, n), "total_ns",
-			(json_int_t)(frontier - start), "wait_ns",
-			(json_int_t)wait_sum, "work_ns", (json_int_t)work_sum, "truncated",
-			truncated);
+	tc_jw_lit(&w, "],\"hops_total\":");
+	tc_jw_i64(&w, (int64_t)n);
+	tc_jw_lit(&w, ",\"units\":");
+	units_json(&w, steps, n);
+	tc_jw_lit(&w, ",\"kinds\":");
+	kinds_json(&w, steps, n);
+	tc_jw_lit(&w, ",\"total_ns\":");
+	tc_jw_i64(&w, frontier - start);
+	tc_jw_lit(&w, ",\"wait_ns\":");
+	tc_jw_i64(&w, wait_sum);
+	tc_jw_lit(&w, ",\"work_ns\":");
+	tc_jw_i64(&w, work_sum);
+	if (truncated)
+		tc_jw_lit(&w, ",\"truncated\":true}");
+	else
+		tc_jw_lit(&w, ",\"truncated\":false}");
+	*len = w.len;
+	res = w.p;
+	w.p = NULL;
 out:
 	for (size_t k = 0; k < nh; k++) {
 		free(hops[k].name);
@@ -473,6 +521,25 @@ out:
 	free(steps);
 	free(ar);
 	free(seen.v);
+	tc_jw_free(&w);
 	dq_done(&q);
+	return res;
+}
+
+json_t *
+deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_ns,
+		   unsigned kinds, int max_hops, int budget, struct tc_err *err)
+{
+	size_t len;
+	char *text = deps_critical_path_text(db, end_eid, start_ns, end_ns, kinds, max_hops,
+					     budget, &len, err);
+	json_t *res;
+
+	if (!text)
+		return NULL;
+	res = json_loadb(text, len, 0, NULL);
+	free(text);
+	if (!res)
+		tc_err_set(err, -ENOMEM, "critical path: cannot read back its answer");
 	return res;
 }

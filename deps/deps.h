@@ -90,4 +90,13 @@ char *deps_chain_text(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int dep
 json_t *deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_ns,
 			   unsigned kinds, int max_hops, int budget, struct tc_err *err);
 
+/**
+ * deps_critical_path_text - deps_critical_path()'s answer as the JSON text
+ * the API sends (as deps_chain_text() for deps_chain()).
+ * Return: the text (malloc'd, *@len bytes), or NULL with @err set.
+ */
+char *deps_critical_path_text(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_ns,
+			      unsigned kinds, int max_hops, int budget, size_t *len,
+			      struct tc_err *err);
+
 #endif /* DEPS_DEPS_H */

@@ -969,6 +969,22 @@ deps_reply(struct srv_req *r, struct srv_pool_conn *c, json_t *j, struct tc_err 
 			       "dependency query failed");
 }
 
+/* deps_reply() for an answer written as JSON text (@text malloc'd, freed here). */
+static enum MHD_Result
+deps_text_reply(struct srv_req *r, struct srv_pool_conn *c, char *text, size_t len,
+		struct tc_err *err)
+{
+	enum MHD_Result ret;
+
+	if (!text)
+		return deps_reply(r, c, NULL, err);
+	st_read_end(c->db);
+	srv_pool_put(r->srv, c);
+	ret = srv_reply_text(r, 200, text, len);
+	free(text);
+	return ret;
+}
+
 static enum MHD_Result
 api_deps(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 {
@@ -977,7 +993,6 @@ api_deps(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 	unsigned kinds;
 	const char *d = srv_arg(r, "dir");
 	int dir = DEPS_DIR_IN | DEPS_DIR_OUT;
-	enum MHD_Result ret;
 	size_t len;
 	char *text;
 
@@ -1001,13 +1016,7 @@ api_deps(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 	}
 	st_read_begin(c->db);	/* a chain runs thousands of lookups */
 	text = deps_chain_text(c->db, eid, kinds, dir, (int)depth, (int)budget, &len, &err);
-	if (!text)
-		return deps_reply(r, c, NULL, &err);
-	st_read_end(c->db);
-	srv_pool_put(r->srv, c);
-	ret = srv_reply_text(r, 200, text, len);
-	free(text);
-	return ret;
+	return deps_text_reply(r, c, text, len, &err);
 put:
 	srv_pool_put(r->srv, c);
 	return MHD_YES;
@@ -1019,6 +1028,8 @@ api_critical(struct srv_req *r, struct srv_pool_conn *c)
 	struct tc_err err = { 0 };
 	int64_t start, end, eid = 0, max_hops = DEPS_CP_HOPS, budget = DEPS_CP_BUDGET;
 	unsigned kinds;
+	size_t len;
+	char *text;
 
 	if (window_get(r, c, &start, &end) < 0 || kinds_get(r, &kinds) < 0 ||
 	    srv_arg_i64(r, "event", &eid, 0, INT64_MAX) < 0 ||
@@ -1030,8 +1041,9 @@ api_critical(struct srv_req *r, struct srv_pool_conn *c)
 		goto put;
 	}
 	st_read_begin(c->db);
-	return deps_reply(r, c, deps_critical_path(c->db, eid, start, end, kinds,
-							     (int)max_hops, (int)budget, &err), &err);
+	text = deps_critical_path_text(c->db, eid, start, end, kinds, (int)max_hops, (int)budget,
+				       &len, &err);
+	return deps_text_reply(r, c, text, len, &err);
 put:
 	srv_pool_put(r->srv, c);
 	return MHD_YES;
