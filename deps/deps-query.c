@@ -488,9 +488,11 @@ dq_stored_direct(struct dq *q, int64_t id, bool out, unsigned kinds, size_t limi
 		(*v)[(*n)++] = (struct dq_nb){ .id = other, .kind = kind, .pending = true };
 	}
 	/* the order of the SQL below: by kind, then the other end (stable) */
-	tmp = tc_xmalloc(((*n - n0) / 2 + 1) * sizeof(*tmp));
-	nb_sort(*v + n0, tmp, *n - n0);
-	free(tmp);
+	if (*n - n0 > 1) {
+		tmp = tc_xmalloc(((*n - n0) / 2 + 1) * sizeof(*tmp));
+		nb_sort(*v + n0, tmp, *n - n0);
+		free(tmp);
+	}
 	if (*n - n0 > limit)
 		*n = n0 + limit;
 	return 0;
