@@ -12,7 +12,6 @@
  * almost every edge and event; in order, each block and chunk is decoded
  * once.  The answer is the same either way.
  */
-#include <errno.h>
 #include <stdlib.h>
 #include "common/tc-jw.h"
 #include "common/tc-sort.h"
@@ -33,6 +32,20 @@ struct ch_edge {
 	bool pending;
 };
 
+/* The walk's state, and what it found. */
+struct ch {
+	struct dq q;
+	unsigned kinds;
+	int budget;		/* edges in the answer, at most */
+	bool truncated;		/* the budget ran out */
+	struct dq_set seen;	/* events found: (id, 0, 0) */
+	struct dq_set eseen;	/* edges taken: (src, dst, kind) */
+	struct ch_item *items;	/* malloc'd, @ni of @icap */
+	size_t ni, icap;
+	struct ch_edge *edges;	/* malloc'd, @ne of @ecap */
+	size_t ne, ecap;
+};
+
 /* Where to read in order: @key (an id), @i (an index into the answer). */
 struct ch_ref {
 	int64_t key;
@@ -42,7 +55,7 @@ struct ch_ref {
 #define REF_LESS(x, y) ((x)->key != (y)->key ? (x)->key < (y)->key : (x)->i < (y)->i)
 TC_MSORT_DEFINE(ref_sort, struct ch_ref, REF_LESS)
 
-/* Sort @v (@n of them) by key; @tmp is scratch for n / 2 + 1. */
+/* Sort @v (@n of them) by key. */
 static void
 ch_sort(struct ch_ref *v, size_t n)
 {
@@ -52,25 +65,34 @@ ch_sort(struct ch_ref *v, size_t n)
 	free(tmp);
 }
 
+/* Queue event @id, found at @hop, unless it was found before. */
+static void
+ch_found(struct ch *c, int64_t id, int hop)
+{
+	if (!dq_set_add(&c->seen, id, 0, 0))
+		return;
+	if (c->ni == c->icap) {
+		c->icap = c->icap ? 2 * c->icap : 64;
+		c->items = tc_xrealloc(c->items, c->icap * sizeof(*c->items));
+	}
+	c->items[c->ni++] = (struct ch_item){ .id = id, .hop = hop };
+}
+
 /*
- * Expand @ev (found at @hop) in one direction: its neighbours of @kinds
- * (program order first, then the stored edges by kind and other end, as
- * many as @limit + 1), each edge new to @eseen taken while the budget
- * lasts, each event new to @seen queued.  Return: whether the budget ran
- * out.
+ * Expand @ev (found at @hop) in one direction: its neighbours (program
+ * order first, then the stored edges by kind and other end, as many as the
+ * budget can still take plus one), each edge not taken before taken while
+ * the budget lasts, each event at its other end queued.
  */
-static bool
-ch_expand(struct dq *q, const struct dq_ev *ev, int hop, bool out, unsigned kinds, int budget,
-	  struct dq_set *seen, struct dq_set *eseen, struct ch_item **items, size_t *ni,
-	  size_t *icap, struct ch_edge **edges, size_t *ne, size_t *ecap)
+static void
+ch_expand(struct ch *c, const struct dq_ev *ev, int hop, bool out)
 {
 	int ahop = hop < 0 ? -hop : hop, nhop = out ? ahop + 1 : -(ahop + 1);
-	size_t limit = (size_t)(budget - (int)*ne) + 1, n = 0, cap = 0;
+	size_t limit = (size_t)(c->budget - (int)c->ne) + 1, n = 0, cap = 0;
 	struct dq_nb *nb = NULL;
-	bool truncated = false;
 
-	if (kinds & (1u << ST_EDGE_ORDER)) {
-		int64_t p = dq_po(q, ev, out);
+	if (c->kinds & (1u << ST_EDGE_ORDER)) {
+		int64_t p = dq_po(&c->q, ev, out);
 
 		if (p) {
 			nb = tc_xmalloc(sizeof(*nb));
@@ -79,36 +101,78 @@ ch_expand(struct dq *q, const struct dq_ev *ev, int hop, bool out, unsigned kind
 						  .label = tc_xstrdup(PO_LABEL) };
 		}
 	}
-	if (n < limit && dq_stored(q, ev->id, out, kinds, limit - n, &nb, &n, &cap))
-		tc_err_clear(q->err);	/* what was read stands */
+	if (n < limit && dq_stored(&c->q, ev->id, out, c->kinds, limit - n, &nb, &n, &cap))
+		tc_err_clear(c->q.err);	/* what was read stands */
 	for (size_t i = 0; i < n; i++) {
 		int64_t src = out ? ev->id : nb[i].id, dst = out ? nb[i].id : ev->id;
 
-		if (truncated || !dq_set_add(eseen, src, dst, nb[i].kind)) {
+		if (c->truncated || !dq_set_add(&c->eseen, src, dst, nb[i].kind)) {
 			free(nb[i].label);
 			continue;
 		}
-		if ((int)*ne >= budget) {
-			truncated = true;
+		if ((int)c->ne >= c->budget) {
+			c->truncated = true;
 			free(nb[i].label);
 			continue;
 		}
-		if (*ne == *ecap) {
-			*ecap *= 2;
-			*edges = tc_xrealloc(*edges, *ecap * sizeof(**edges));
+		if (c->ne == c->ecap) {
+			c->ecap = c->ecap ? 2 * c->ecap : 64;
+			c->edges = tc_xrealloc(c->edges, c->ecap * sizeof(*c->edges));
 		}
-		(*edges)[(*ne)++] = (struct ch_edge){ src, dst, nb[i].kind, nb[i].label,
+		c->edges[c->ne++] = (struct ch_edge){ src, dst, nb[i].kind, nb[i].label,
 						      nb[i].pending };
-		if (dq_set_add(seen, nb[i].id, 0, 0)) {
-			if (*ni == *icap) {
-				*icap *= 2;
-				*items = tc_xrealloc(*items, *icap * sizeof(**items));
-			}
-			(*items)[(*ni)++] = (struct ch_item){ nb[i].id, nhop, 0, 0 };
-		}
+		ch_found(c, nb[i].id, nhop);
 	}
 	free(nb);
-	return truncated;
+}
+
+/* The walk, breadth first from the event found first; names are not read. */
+static void
+ch_walk(struct ch *c, int dir, int depth)
+{
+	struct dq_ev ev;
+
+	c->q.no_names = true;
+	for (size_t qh = 0; qh < c->ni && !c->truncated; qh++) {
+		int hop = c->items[qh].hop, ahop = hop < 0 ? -hop : hop;
+
+		if (ahop >= depth)
+			continue;
+		if (dq_event(&c->q, c->items[qh].id, &ev)) {
+			tc_err_clear(c->q.err);	/* no such event: listed nowhere, not expanded */
+			continue;
+		}
+		for (int d = 0; d < 2 && !c->truncated; d++) {
+			bool out = d == 1;
+
+			if (!(dir & (out ? DEPS_DIR_OUT : DEPS_DIR_IN)))
+				continue;
+			if ((hop < 0 && out) || (hop > 0 && !out))
+				continue;	/* predecessors expand backwards only */
+			ch_expand(c, &ev, hop, out);
+		}
+	}
+	c->q.no_names = false;
+}
+
+/* The labels the walk left to read, in order of destination. */
+static void
+ch_labels(struct ch *c)
+{
+	struct ch_ref *refs = tc_xmalloc((c->ne + 1) * sizeof(*refs));
+	size_t nr = 0;
+
+	for (size_t i = 0; i < c->ne; i++)
+		if (c->edges[i].pending)
+			refs[nr++] = (struct ch_ref){ c->edges[i].dst, i };
+	ch_sort(refs, nr);
+	for (size_t r = 0; r < nr; r++) {
+		struct ch_edge *e = &c->edges[refs[r].i];
+
+		if (dq_label(&c->q, e->src, e->dst, e->kind, &e->label))
+			tc_err_clear(c->q.err);	/* listed without its label */
+	}
+	free(refs);
 }
 
 /* Event @ev found at @hop as a node of the answer. */
@@ -130,125 +194,93 @@ ch_node(struct tc_jw *w, const struct dq_ev *ev, int hop)
 	tc_jw_lit(w, "}");
 }
 
+/* The events found, read in order of id, as nodes into @nodes (item.at, item.len). */
+static void
+ch_nodes(struct ch *c, struct tc_jw *nodes)
+{
+	struct ch_ref *refs = tc_xmalloc((c->ni + 1) * sizeof(*refs));
+	struct dq_ev ev;
+
+	for (size_t i = 0; i < c->ni; i++)
+		refs[i] = (struct ch_ref){ c->items[i].id, i };
+	ch_sort(refs, c->ni);
+	for (size_t r = 0; r < c->ni; r++) {
+		struct ch_item *it = &c->items[refs[r].i];
+
+		if (dq_event(&c->q, it->id, &ev)) {
+			tc_err_clear(c->q.err);	/* no such event: not a node */
+			continue;
+		}
+		it->at = nodes->len;
+		ch_node(nodes, &ev, it->hop);
+		it->len = nodes->len - it->at;
+	}
+	free(refs);
+}
+
+/* The answer into @w, nodes and edges in the order the walk found them. */
+static void
+ch_answer(const struct ch *c, const struct tc_jw *nodes, struct tc_jw *w)
+{
+	bool first = true;
+
+	tc_jw_lit(w, "{\"nodes\":[");
+	for (size_t i = 0; i < c->ni; i++) {
+		if (!c->items[i].len)
+			continue;
+		if (!first)
+			tc_jw_lit(w, ",");
+		tc_jw_raw(w, nodes->p + c->items[i].at, c->items[i].len);
+		first = false;
+	}
+	tc_jw_lit(w, "],\"edges\":[");
+	for (size_t i = 0; i < c->ne; i++) {
+		const struct ch_edge *e = &c->edges[i];
+
+		if (i)
+			tc_jw_lit(w, ",");
+		tc_jw_lit(w, "{\"src\":");
+		tc_jw_i64(w, e->src);
+		tc_jw_lit(w, ",\"dst\":");
+		tc_jw_i64(w, e->dst);
+		tc_jw_lit(w, ",\"kind\":");
+		tc_jw_str(w, st_edge_kind_name(e->kind));
+		tc_jw_lit(w, ",\"label\":");
+		tc_jw_str(w, e->label);
+		tc_jw_lit(w, "}");
+	}
+	if (c->truncated)
+		tc_jw_lit(w, "],\"truncated\":true}");
+	else
+		tc_jw_lit(w, "],\"truncated\":false}");
+}
+
 char *
 deps_chain_text(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int budget,
 		size_t *len, struct tc_err *err)
 {
-	struct dq q = { .db = db, .err = err };
-	struct dq_set seen = { 0 }, eseen = { 0 };
-	struct ch_item *items = NULL;
-	struct ch_edge *edges = NULL;
-	struct ch_ref *refs = NULL;
-	size_t ni = 0, icap = 64, ne = 0, ecap = 64, nr;
+	struct ch c = { .q = { .db = db, .err = err }, .kinds = kinds,
+			.budget = budget > 0 ? budget : 1000 };
 	struct tc_jw nodes = { 0 }, w = { 0 };
 	struct dq_ev ev;
-	bool truncated = false, first;
 
-	if (dq_event(&q, eid, &ev))
+	if (dq_event(&c.q, eid, &ev))
 		goto out;
-	if (!dir)
-		dir = DEPS_DIR_IN | DEPS_DIR_OUT;
-	if (budget <= 0)
-		budget = 1000;
-	items = tc_xmalloc(icap * sizeof(*items));
-	edges = tc_xmalloc(ecap * sizeof(*edges));
-	dq_set_add(&seen, eid, 0, 0);
-	items[ni++] = (struct ch_item){ eid, 0, 0, 0 };
-
-	/* the walk: names are read for the answer only */
-	q.no_names = true;
-	for (size_t qh = 0; qh < ni && !truncated; qh++) {
-		int hop = items[qh].hop, ahop = hop < 0 ? -hop : hop;
-
-		if (ahop >= depth)
-			continue;
-		if (dq_event(&q, items[qh].id, &ev)) {
-			tc_err_clear(err);	/* no such event: listed nowhere, not expanded */
-			continue;
-		}
-		for (int d = 0; d < 2 && !truncated; d++) {
-			bool out = d == 1;
-
-			if (!(dir & (out ? DEPS_DIR_OUT : DEPS_DIR_IN)))
-				continue;
-			if ((hop < 0 && out) || (hop > 0 && !out))
-				continue;	/* predecessors expand backwards only */
-			truncated = ch_expand(&q, &ev, hop, out, kinds, budget, &seen, &eseen,
-					      &items, &ni, &icap, &edges, &ne, &ecap);
-		}
-	}
-
-	/* the labels, by destination */
-	refs = tc_xmalloc((ni > ne ? ni : ne) * sizeof(*refs) + sizeof(*refs));
-	nr = 0;
-	for (size_t i = 0; i < ne; i++)
-		if (edges[i].pending)
-			refs[nr++] = (struct ch_ref){ edges[i].dst, i };
-	ch_sort(refs, nr);
-	for (size_t r = 0; r < nr; r++) {
-		struct ch_edge *e = &edges[refs[r].i];
-
-		if (dq_label(&q, e->src, e->dst, e->kind, &e->label))
-			tc_err_clear(err);
-	}
-
-	/* the events, by id */
-	q.no_names = false;
-	for (size_t i = 0; i < ni; i++)
-		refs[i] = (struct ch_ref){ items[i].id, i };
-	ch_sort(refs, ni);
-	for (size_t r = 0; r < ni; r++) {
-		struct ch_item *it = &items[refs[r].i];
-
-		if (dq_event(&q, it->id, &ev)) {
-			tc_err_clear(err);
-			continue;
-		}
-		it->at = nodes.len;
-		ch_node(&nodes, &ev, it->hop);
-		it->len = nodes.len - it->at;
-	}
-
-	/* the answer, in the order the walk found them */
-	tc_jw_lit(&w, "{\"nodes\":[");
-	first = true;
-	for (size_t i = 0; i < ni; i++) {
-		if (!items[i].len)
-			continue;
-		if (!first)
-			tc_jw_lit(&w, ",");
-		tc_jw_raw(&w, nodes.p + items[i].at, items[i].len);
-		first = false;
-	}
-	tc_jw_lit(&w, "],\"edges\":[");
-	for (size_t i = 0; i < ne; i++) {
-		if (i)
-			tc_jw_lit(&w, ",");
-		tc_jw_lit(&w, "{\"src\":");
-		tc_jw_i64(&w, edges[i].src);
-		tc_jw_lit(&w, ",\"dst\":");
-		tc_jw_i64(&w, edges[i].dst);
-		tc_jw_lit(&w, ",\"kind\":");
-		tc_jw_str(&w, st_edge_kind_name(edges[i].kind));
-		tc_jw_lit(&w, ",\"label\":");
-		tc_jw_str(&w, edges[i].label);
-		tc_jw_lit(&w, "}");
-	}
-	if (truncated)
-		tc_jw_lit(&w, "],\"truncated\":true}");
-	else
-		tc_jw_lit(&w, "],\"truncated\":false}");
+	ch_found(&c, eid, 0);
+	ch_walk(&c, dir ? dir : DEPS_DIR_IN | DEPS_DIR_OUT, depth);
+	ch_labels(&c);
+	ch_nodes(&c, &nodes);
+	ch_answer(&c, &nodes, &w);
 	*len = w.len;
 out:
-	for (size_t i = 0; i < ne; i++)
-		free(edges[i].label);
-	free(items);
-	free(edges);
-	free(refs);
-	free(seen.v);
-	free(eseen.v);
+	for (size_t i = 0; i < c.ne; i++)
+		free(c.edges[i].label);
+	free(c.items);
+	free(c.edges);
+	free(c.seen.v);
+	free(c.eseen.v);
 	tc_jw_free(&nodes);
-	dq_done(&q);
+	dq_done(&c.q);
 	return w.p;	/* NULL when nothing was written: the error is set */
 }
 
@@ -258,13 +290,6 @@ deps_chain(sqlite3 *db, int64_t eid, unsigned kinds, int dir, int depth, int bud
 {
 	size_t len;
 	char *text = deps_chain_text(db, eid, kinds, dir, depth, budget, &len, err);
-	json_t *res;
 
-	if (!text)
-		return NULL;
-	res = json_loadb(text, len, 0, NULL);
-	free(text);
-	if (!res)
-		tc_err_set(err, -ENOMEM, "dependency chain: cannot read back its answer");
-	return res;
+	return dq_text_json(text, len, err);
 }

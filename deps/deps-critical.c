@@ -533,13 +533,6 @@ deps_critical_path(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t end_n
 	size_t len;
 	char *text = deps_critical_path_text(db, end_eid, start_ns, end_ns, kinds, max_hops,
 					     budget, &len, err);
-	json_t *res;
 
-	if (!text)
-		return NULL;
-	res = json_loadb(text, len, 0, NULL);
-	free(text);
-	if (!res)
-		tc_err_set(err, -ENOMEM, "critical path: cannot read back its answer");
-	return res;
+	return dq_text_json(text, len, err);
 }

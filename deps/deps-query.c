@@ -373,6 +373,20 @@ dq_last_child(struct dq *q, const struct dq_ev *ev, const struct dq_set *seen, s
 }
 
 json_t *
+dq_text_json(char *text, size_t len, struct tc_err *err)
+{
+	json_t *res;
+
+	if (!text)
+		return NULL;
+	res = json_loadb(text, len, 0, NULL);
+	free(text);
+	if (!res)
+		tc_err_set(err, -ENOMEM, "dependency query: cannot read back its answer");
+	return res;
+}
+
+json_t *
 dq_ev_json(const struct dq_ev *ev)
 {
 	return json_pack("{s:I,s:s,s:I,s:I,s:I}", "id", (json_int_t)ev->id, "name", ev->name,

@@ -133,6 +133,14 @@ int dq_stored(struct dq *q, int64_t id, bool out, unsigned kinds, size_t limit,
  */
 int dq_label(struct dq *q, int64_t src, int64_t dst, int kind, char **label);
 
+/**
+ * dq_text_json - an answer written as JSON text (@text, @len bytes; freed
+ * here, NULL: none) read back as a JSON value, for the callers that want
+ * one.  Return: a new reference, or NULL with @err set (already set when
+ * @text is NULL).
+ */
+json_t *dq_text_json(char *text, size_t len, struct tc_err *err);
+
 /** dq_ev_json - @ev as the API shows an event: {id, name, unit, ts, dur} (new reference). */
 json_t *dq_ev_json(const struct dq_ev *ev);
 
