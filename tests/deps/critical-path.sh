@@ -137,6 +137,18 @@ is "$(jget "$T/cp8.json" "' '.join('%s/%s' % (h['name'], h['label']) for h in j[
 	"the same path from the Perfetto trace"
 is "$(po launchB in) / $(po opB in)" "prepB / opA" "and the same siblings"
 
+# An event whose name is not UTF-8 is still a node and a hop (its bad byte
+# shown as U+FFFD), not dropped from the answer.
+printf '{"traceEvents":[{"ph":"X","name":"a\377b","pid":1,"tid":1,"ts":1,"dur":2,"args":{"writes":["B"]}},{"ph":"X","name":"c","pid":1,"tid":1,"ts":5,"dur":2,"args":{"reads":["B"]}}]}' >"$T/bad-utf8.json"
+bid=$(ingest_id "$T/bad-utf8.json")
+ok $? "a trace with a name that is not UTF-8 ingests"
+"$NX" deps --data "$T/d" "$bid" 2 --json >"$T/bu.json"
+is "$(jget "$T/bu.json" "ascii([n['name'] for n in j['nodes']])")" "['c', 'a\ufffdb']" \
+	"a chain lists it, the bad byte as U+FFFD"
+"$NX" critical-path --data "$T/d" "$bid" --json >"$T/bu2.json"
+is "$(jget "$T/bu2.json" "ascii([h['name'] for h in j['hops']])")" "['a\ufffdb', 'c']" \
+	"and so does the critical path"
+
 # The store's direct reads and SQL (NX_DEPS_SQL=1, what a damaged store falls
 # back to) give the same answers: every fixture, whole paths, paths ending at
 # each event, a window, chains both ways.
