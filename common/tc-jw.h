@@ -5,7 +5,7 @@
  * exact text json_dumps(JSON_COMPACT | JSON_ENSURE_ASCII) would print for the
  * same values (same escapes, same real formatting), without building a DOM.
  * Strings that are not valid UTF-8 get U+FFFD for each bad byte, like
- * srv_json_str().  The caller writes the punctuation ({, ", :, ,) itself
+ * tc_json_str().  The caller writes the punctuation ({, ", :, ,) itself
  * with tc_jw_lit().
  */
 #ifndef COMMON_TC_JW_H

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/tc-json.h"
 #include "common/tc-sort.h"
 #include "deps/deps-query.h"
 
@@ -389,7 +390,8 @@ dq_text_json(char *text, size_t len, struct tc_err *err)
 json_t *
 dq_ev_json(const struct dq_ev *ev)
 {
-	return json_pack("{s:I,s:s,s:I,s:I,s:I}", "id", (json_int_t)ev->id, "name", ev->name,
+	return json_pack("{s:I,s:o,s:I,s:I,s:I}", "id", (json_int_t)ev->id, "name",
+			 tc_json_str(ev->name),
 			 "unit", (json_int_t)ev->unit, "ts", (json_int_t)ev->ts, "dur",
 			 (json_int_t)ev->dur);
 }
@@ -415,7 +417,7 @@ add_e(struct dq *q, json_t *kinds, int64_t id, int kind, const char *label)
 		return;
 	}
 	e = dq_ev_json(&ev);
-	json_object_set_new(e, "label", label ? json_string(label) : json_null());
+	json_object_set_new(e, "label", tc_json_str(label));
 	json_array_append_new(json_object_get(kinds, st_edge_kind_name(kind)), e);
 }
 

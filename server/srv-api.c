@@ -35,7 +35,7 @@ tags_json(const char *tags)
 		if (n) {
 			char *t = tc_xstrndup(p, n);
 
-			json_array_append_new(a, srv_json_str(t));
+			json_array_append_new(a, tc_json_str(t));
 			free(t);
 		}
 		if (!e)
@@ -87,7 +87,7 @@ row_json(struct srv *s, sqlite3_stmt *st)
 	json_object_set_new(j, "id", json_string(id));
 	json_object_set_new(j, "name", srv_col_str(st, 1));
 	json_object_set_new(j, "tags", tags_json((const char *)sqlite3_column_text(st, 2)));
-	json_object_set_new(j, "status", srv_json_str(status));
+	json_object_set_new(j, "status", tc_json_str(status));
 	json_object_set_new(j, "progress", json_real(!strcmp(status, "ready") ? 1.0 : progress));
 	json_object_set_new(j, "error", srv_col_str(st, 5));
 	json_object_set_new(j, "format", srv_col_str(st, 6));
@@ -266,7 +266,7 @@ srv_api_trace(struct srv_req *r, const char *id)
 					manifest = json_loads(v, 0, NULL);
 					continue;
 				}
-				json_object_set_new(meta, k, srv_json_str(v));
+				json_object_set_new(meta, k, tc_json_str(v));
 			}
 		}
 		sqlite3_finalize(st);

@@ -168,7 +168,7 @@ srv_reply_error(struct srv_req *r, unsigned status, const char *code, const char
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
 	return srv_reply_json(r, status, json_pack("{s:s, s:o}", "error", code, "detail",
-						   srv_json_str(detail)));
+						   tc_json_str(detail)));
 }
 
 enum MHD_Result
@@ -192,49 +192,9 @@ srv_reply_errno(struct srv_req *r, int code, const char *detail)
 
 /* A JSON string from possibly invalid UTF-8: bad bytes become U+FFFD. */
 json_t *
-srv_json_str(const char *s)
-{
-	json_t *j;
-	struct tc_buf b;
-	const unsigned char *p;
-
-	if (!s)
-		return json_null();
-	j = json_string(s);
-	if (j)
-		return j;
-	tc_buf_init(&b);
-	for (p = (const unsigned char *)s; *p;) {
-		int n = 0;
-
-		if (*p < 0x80)
-			n = 1;
-		else if ((*p & 0xe0) == 0xc0 && *p >= 0xc2)
-			n = 2;
-		else if ((*p & 0xf0) == 0xe0)
-			n = 3;
-		else if ((*p & 0xf8) == 0xf0 && *p <= 0xf4)
-			n = 4;
-		for (int i = 1; i < n; i++)
-			if ((p[i] & 0xc0) != 0x80)
-				n = 0;
-		if (n) {
-			tc_buf_add(&b, p, (size_t)n);
-			p += n;
-		} else {
-			tc_buf_adds(&b, "\xef\xbf\xbd");
-			p++;
-		}
-	}
-	j = json_string(b.data);
-	tc_buf_free(&b);
-	return j ? j : json_string("?");
-}
-
-json_t *
 srv_col_str(sqlite3_stmt *st, int i)
 {
-	return srv_json_str((const char *)sqlite3_column_text(st, i));
+	return tc_json_str((const char *)sqlite3_column_text(st, i));
 }
 
 int

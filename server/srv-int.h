@@ -20,6 +20,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 #include "common/tc.h"
+#include "common/tc-json.h"
 #include "store/library.h"
 
 #define SRV_DEFAULT_HOST "127.0.0.1"
@@ -202,10 +203,8 @@ void srv_json_use_arenas(void);
  */
 struct tc_arena *srv_json_arena_suspend(void);
 void srv_json_arena_resume(struct tc_arena *a);
-/** srv_col_str - srv_json_str() of text column @i of @st. */
+/** srv_col_str - tc_json_str() of text column @i of @st. */
 json_t *srv_col_str(sqlite3_stmt *st, int i);
-/** srv_json_str - a JSON string of @s; invalid UTF-8 becomes U+FFFD; NULL -> null. */
-json_t *srv_json_str(const char *s);
 /** srv_reply_json - queue @j (stolen) with @status. */
 enum MHD_Result srv_reply_json(struct srv_req *r, unsigned status, json_t *j);
 /**

@@ -890,7 +890,7 @@ api_event(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 		args = json_loads(atext, 0, NULL);
 		if (!json_is_object(args)) {
 			json_decref(args);
-			args = json_pack("{s:o}", "_raw", srv_json_str(atext));
+			args = json_pack("{s:o}", "_raw", tc_json_str(atext));
 		}
 	}
 	json_object_set_new(e, "args", args ? args : json_object());
@@ -898,7 +898,7 @@ api_event(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 	edges = deps_event_edges(c->db, eid, &err);
 	if (!edges) {
 		edges = empty_edges();
-		json_object_set_new(e, "edges_error", srv_json_str(err.msg));
+		json_object_set_new(e, "edges_error", tc_json_str(err.msg));
 	}
 	json_object_set_new(e, "edges", edges);
 	st_read_end(c->db);

@@ -24,6 +24,14 @@ is "$(req POST /upload -F "trace=@$T/garbage")" 415 "garbage multipart: 415"
 printf 'hello, world\n' >"$T/text.txt"
 is "$(req POST /upload -F "trace=@$T/text.txt")" 415 "plain text: 415"
 
+# an event named with bytes that are not UTF-8: its neighbours still list it
+printf '{"traceEvents":[{"ph":"X","name":"a\377b","pid":1,"tid":1,"ts":1,"dur":2,"args":{"writes":["B"]}},{"ph":"X","name":"c","pid":1,"tid":1,"ts":5,"dur":2,"args":{"reads":["B"]}}]}' >"$T/bad-utf8.json"
+U8=$(upload_wait "$T/bad-utf8.json" "")
+is "$(req GET "/api/traces/$U8/events/2")" 200 "a name that is not UTF-8: the next event's detail"
+is "$(jget "$T/body" "ascii([(k, e['name']) for k in ('flow', 'order') for e in j['edges']['in'][k]])")" \
+	"[('flow', 'a\ufffdb'), ('order', 'a\ufffdb')]" "lists it among its edges, the bad byte as U+FFFD"
+is "$(req DELETE "/api/traces/$U8")" 200 "(that trace deleted again)"
+
 # truncated JSON: accepted (it is JSON), the ingest fails with the reason
 head -c 700 "$TR" >"$T/trunc.json"
 is "$(req POST '/upload?wait=1' -F "trace=@$T/trunc.json")" 422 "truncated JSON: 422 with ?wait=1"
