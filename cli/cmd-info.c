@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/tc-json.h"
 #include "cli/cmds.h"
 #include "store/library.h"
 
@@ -36,7 +37,7 @@ info_col(sqlite3_stmt *s, int i)
 	case SQLITE_NULL:
 		return json_null();
 	default:
-		return json_string((const char *)sqlite3_column_text(s, i));
+		return tc_json_str((const char *)sqlite3_column_text(s, i));
 	}
 }
 

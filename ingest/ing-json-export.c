@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include "common/tc-json.h"
 #include "ingest/ingest.h"
 
 static int
@@ -95,14 +96,16 @@ ing_json_export(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		json_int_t tid = sqlite3_column_int64(s, 0), pid = sqlite3_column_int64(s, 1);
 
-		if (jx_event(f, json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "ph", "M",
+		if (jx_event(f, json_pack("{s:s, s:s, s:I, s:I, s:{s:o}}", "ph", "M",
 						    "name", "process_name", "pid", pid, "tid", 0,
 						    "args", "name",
-						    (const char *)sqlite3_column_text(s, 3)), &first) ||
-		    jx_event(f, json_pack("{s:s, s:s, s:I, s:I, s:{s:s}}", "ph", "M",
+						    tc_json_str((const char *)sqlite3_column_text(s, 3))),
+			     &first) ||
+		    jx_event(f, json_pack("{s:s, s:s, s:I, s:I, s:{s:o}}", "ph", "M",
 						    "name", "thread_name", "pid", pid, "tid", tid,
 						    "args", "name",
-						    (const char *)sqlite3_column_text(s, 2)), &first))
+						    tc_json_str((const char *)sqlite3_column_text(s, 2))),
+			     &first))
 			goto werr;
 	}
 	sqlite3_finalize(s);
@@ -119,11 +122,13 @@ ing_json_export(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 		int64_t ts = sqlite3_column_int64(s, 3), dur = -1;
 		int kind = sqlite3_column_int(s, 5);
 		const char *nm = (const char *)sqlite3_column_text(s, 6);
-		json_t *ev = json_pack("{s:s, s:I, s:I}", "name", nm, "pid", pid, "tid", tid);
+		/* names are bytes: a name that is not UTF-8 gets U+FFFD, as the API shows it */
+		json_t *ev = json_pack("{s:o, s:I, s:I}", "name", tc_json_str(nm), "pid", pid,
+				       "tid", tid);
 		json_t *args = NULL;
 
 		if (sqlite3_column_type(s, 7) != SQLITE_NULL)
-			json_object_set_new(ev, "cat", json_string((const char *)
+			json_object_set_new(ev, "cat", tc_json_str((const char *)
 								   sqlite3_column_text(s, 7)));
 		if (sqlite3_column_type(s, 9) != SQLITE_NULL)
 			args = json_loads((const char *)sqlite3_column_text(s, 9), 0, NULL);
@@ -135,7 +140,7 @@ ing_json_export(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 			json_object_set_new(ev, "s", json_string("t"));
 		} else {	/* a counter series is named after its unit */
 			json_object_set_new(ev, "ph", json_string("C"));
-			json_object_set_new(ev, "name", json_string((const char *)
+			json_object_set_new(ev, "name", tc_json_str((const char *)
 								    sqlite3_column_text(s, 10)));
 			json_decref(args);
 			args = json_pack("{s:f}", "value", sqlite3_column_double(s, 8));

@@ -148,6 +148,22 @@ slices_of() { "$NX" sql --data "$1" "$2" "SELECT u.name || ':' || v.ts || '+' ||
 is "$(slices_of "$T/d2" "$b")" "$(slices_of "$T/d1" "$a")" "every slice back on its unit, none dropped"
 is "$(units_of "$T/d2" "$b")" "$(units_of "$T/d1" "$a")" "and no unit more"
 
+# Names are bytes: one that is not UTF-8 (a thread's and an event's here)
+# converts to JSON and to Perfetto with U+FFFD for the bad byte, and info
+# lists the unit (the JSON export failed on it, "write error").
+printf '{"traceEvents":[{"ph":"M","name":"thread_name","pid":1,"tid":1,"args":{"name":"w\377"}},{"ph":"X","name":"a\377b","pid":1,"tid":1,"ts":1,"dur":2}]}' >"$T/bad-utf8.json"
+"$NX" convert "$T/bad-utf8.json" "$T/bad-utf8-out.json" 2>"$T/bu.err"
+ok $? "a name that is not UTF-8: converts to JSON"
+is "$(jget "$T/bad-utf8-out.json" "ascii(sorted(e['name'] if e['ph'] == 'X' else e['args']['name'] for e in j['traceEvents'] if e['ph'] == 'X' or e['name'] == 'thread_name'))")" \
+	"['a\ufffdb', 'w\ufffd']" "the bad byte as U+FFFD, in the event's and the thread's name"
+"$NX" convert "$T/bad-utf8.json" "$T/bad-utf8-out.pftrace" 2>"$T/bu.err"
+ok $? "and to Perfetto"
+rm -rf "$T/d3"
+c=$("$NX" ingest --data "$T/d3" --json "$T/bad-utf8.json" | jget /dev/stdin "j['id']")
+"$NX" info --data "$T/d3" "$c" --json >"$T/bu-info.json"
+is "$(jget "$T/bu-info.json" "ascii([u['name'] for u in j['units_list']])")" \
+	"['w\ufffd']" "info lists the unit"
+
 if [ -n "$SHARED" ]; then
 	roundtrip chrome "$SHARED/mspt_chrome_gzipped.pftrace"
 	roundtrip difftest-flows "$SHARED/perfetto_difftest_flow_events_track_event.pb"
