@@ -19,6 +19,7 @@
 #include <sys/utsname.h>
 #include <sys/wait.h>
 
+#include "common/tc-json.h"
 #include "capture/cap-int.h"
 #include "cli/cmds.h"
 #include "ingest/ntff.h"
@@ -74,7 +75,7 @@ cap_warn(struct cap_run *r, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "neuron-explorer: warning: %s\n", buf);
-	json_array_append_new(r->errors, json_string(buf));
+	json_array_append_new(r->errors, tc_json_str(buf));
 }
 
 static json_t *
@@ -203,7 +204,8 @@ cap_add_file(struct cap_run *r, struct ntff_writer *w, int kind, const char *nam
 		cap_warn(r, "%s: %s", name, err.msg);
 		return ret;
 	}
-	json_array_append_new(r->sections, json_pack("{s:s, s:i, s:s, s:I}", "name", name, "kind",
+	json_array_append_new(r->sections, json_pack("{s:o, s:i, s:s, s:I}", "name",
+						     tc_json_str(name), "kind",
 						     kind, "layer", layer, "size",
 						     (json_int_t)st.st_size));
 	return 0;
@@ -524,16 +526,18 @@ cmd_capture(int argc, char **argv)
 
 	cmdline = json_array();
 	for (i = 0; cmd[i]; i++)
-		json_array_append_new(cmdline, json_string(cmd[i]));
+		json_array_append_new(cmdline, tc_json_str(cmd[i]));
 	gethostname(host, sizeof(host) - 1);
 	uname(&un);
 	clock = json_object();
 	json_object_set_new(clock, "start", cap_clock_pair());
-	r.manifest = json_pack("{s:s, s:i, s:s, s:s, s:s, s:o, s:o, s:s, s:o, s:O, s:o}",
+	/* paths, arguments and names are bytes: tc_json_str() keeps them UTF-8 */
+	r.manifest = json_pack("{s:s, s:i, s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:O, s:o}",
 			       "format", "neuron-explorer-capture", "format_version", 1,
-			       "tool_version", PACKAGE_VERSION, "host", host,
-			       "os", un.release, "command", cmdline,
-			       "config", cap_config_json(r.cfg), "capture_dir", r.capture_dir,
+			       "tool_version", PACKAGE_VERSION, "host", tc_json_str(host),
+			       "os", tc_json_str(un.release), "command", cmdline,
+			       "config", cap_config_json(r.cfg), "capture_dir",
+			       tc_json_str(r.capture_dir),
 			       "clock", clock, "layers", r.plan.layers,
 			       "variables", json_array());
 	json_array_foreach(r.plan.vars, k, w)

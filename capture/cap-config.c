@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "common/tc-json.h"
 #include "capture/cap-int.h"
 
 #ifndef CAP_SRCDIR
@@ -167,7 +168,7 @@ cap_config_warn(struct cap_config *c, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	json_array_append_new(c->warnings, json_string(buf));
+	json_array_append_new(c->warnings, tc_json_str(buf));
 }
 
 static bool
@@ -696,9 +697,10 @@ cap_config_json(const struct cap_config *c)
 		v = c->v[i].value ? c->v[i].value : "";
 		if (cap_keys[i].type == CAP_T_SECRET && *v)
 			v = "***";
-		e = json_pack("{s:s, s:s}", "value", v, "source", cap_src_name(c->v[i].src));
+		e = json_pack("{s:o, s:s}", "value", tc_json_str(v), "source",
+			      cap_src_name(c->v[i].src));
 		if (c->v[i].where)
-			json_object_set_new(e, "where", json_string(c->v[i].where));
+			json_object_set_new(e, "where", tc_json_str(c->v[i].where));
 		json_object_set_new(o, cap_keys[i].name, e);
 	}
 	return o;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/tc-json.h"
 #include "cli/cmds.h"
 #include "store/library.h"
 #include "ingest/ingest.h"
@@ -98,7 +99,7 @@ convert_argv(int argc, char **argv)
 
 	json_array_append_new(a, json_string("neuron-explorer"));
 	for (i = 0; i < argc; i++)
-		json_array_append_new(a, json_string(argv[i]));
+		json_array_append_new(a, tc_json_str(argv[i]));
 	return a;
 }
 
@@ -147,7 +148,7 @@ convert_to_ntff(const char *in, const char *out, int fmt, int argc, char **argv,
 						      (s->flags & NTFF_F_ZLIB) != 0, err);
 			if (!ret)
 				json_array_append_new(sections, json_pack(
-					"{s:s, s:s, s:s, s:I}", "name", s->name, "kind",
+					"{s:o, s:s, s:s, s:I}", "name", tc_json_str(s->name), "kind",
 					ntff_kind_name(s->kind), "layer", "import", "size",
 					(json_int_t)len));
 			free(data);
@@ -172,27 +173,33 @@ convert_to_ntff(const char *in, const char *out, int fmt, int argc, char **argv,
 		name = tc_xasprintf("import/%s", base);
 		ret = ntff_writer_add_file(w, kind, name, in, !gz, err);
 		if (!ret)
-			json_array_append_new(sections, json_pack("{s:s, s:s, s:s}", "name", name,
+			json_array_append_new(sections, json_pack("{s:o, s:s, s:s}", "name",
+								  tc_json_str(name),
 								  "kind", ntff_kind_name(kind),
 								  "layer", "import"));
 		free(name);
 		if (ret < 0)
 			goto out;
 	}
-	m = json_pack("{s:s, s:i, s:s, s:s, s:o, s:{s:s}, s:I, s:I, s:{s:i}, s:{}, "
+	/* paths and names are bytes: tc_json_str() keeps the manifest valid UTF-8 */
+	m = json_pack("{s:s, s:i, s:s, s:o, s:o, s:{s:o}, s:I, s:I, s:{s:i}, s:{}, "
 		      "s:{s:{s:s, s:I}}, s:O, s:[]}",
 		      "format", "neuron-explorer-convert", "format_version", 1,
-		      "tool_version", PACKAGE_VERSION, "host", host,
+		      "tool_version", PACKAGE_VERSION, "host", tc_json_str(host),
 		      "command", convert_argv(argc, argv),
-		      "config", "source", in,
+		      "config", "source", tc_json_str(in),
 		      "start_ns", (json_int_t)t0, "end_ns", (json_int_t)tc_now_ns(),
 		      "exit", "status", 0,
 		      "clock",
 		      "layers", "import", "source_format", ing_format_name(fmt),
 		      "clock_offset_ns", (json_int_t)0,
 		      "sections", sections, "errors");
-	dump = json_dumps(m, JSON_INDENT(1));
+	dump = m ? json_dumps(m, JSON_INDENT(1)) : NULL;
 	json_decref(m);
+	if (!dump) {
+		ret = tc_err_set(err, -ENOMEM, "%s: cannot write the manifest", out);
+		goto out;
+	}
 	ret = ntff_writer_add(w, NTFF_SEC_MANIFEST, "manifest.json", dump, strlen(dump), false, err);
 	free(dump);
 out:

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/tc-json.h"
 #include "cli/cmds.h"
 #include "store/library.h"
 
@@ -38,16 +39,16 @@ ingest_json(const char *file, const char *id, const struct st_stats *s, const ch
 
 	if (error) {
 		o = json_object();
-		json_object_set_new(o, "file", json_string(file));
+		json_object_set_new(o, "file", tc_json_str(file));
 		json_object_set_new(o, "status", json_string("failed"));
-		json_object_set_new(o, "error", json_string(error));
+		json_object_set_new(o, "error", tc_json_str(error));
 		return o;
 	}
 	text = st_stats_to_json_text(s);
 	o = json_loads(text, 0, NULL);
 	free(text);
 	json_object_set_new(o, "id", json_string(id));
-	json_object_set_new(o, "file", json_string(file));
+	json_object_set_new(o, "file", tc_json_str(file));
 	json_object_set_new(o, "status", json_string("ready"));
 	json_object_set_new(o, "format", json_string(fmt ? fmt : "unknown"));
 	json_object_set_new(o, "error", json_null());

@@ -119,6 +119,11 @@ ok $? "SIGKILL: run.ntff written"
 is "$?" "3" "exit status 3 passed through"
 grep -q "hook left no report" "$T/err5"
 ok $? "missing framework output is a warning"
+# an argument that is not UTF-8 stays in the manifest's command (U+FFFD)
+"$NX" capture -q -o "$T/u8.ntff" -- /bin/sh -c 'exit 0' "x$(printf '\376')y" 2>/dev/null
+"$NX" ntff cat "$T/u8.ntff" >"$T/u8.json"
+is "$(jget "$T/u8.json" "ascii(j['command'][-1])")" "'x\ufffdy'" \
+	"an argument that is not UTF-8: kept in the manifest"
 "$NX" capture -q -o "$T/none.ntff" -- /nonexistent/cmd 2>"$T/err6"
 is "$?" "127" "missing command: 127"
 grep -q "/nonexistent/cmd: No such file" "$T/err6"

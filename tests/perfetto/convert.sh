@@ -164,6 +164,18 @@ c=$("$NX" ingest --data "$T/d3" --json "$T/bad-utf8.json" | jget /dev/stdin "j['
 is "$(jget "$T/bu-info.json" "ascii([u['name'] for u in j['units_list']])")" \
 	"['w\ufffd']" "info lists the unit"
 
+# A file whose name is not UTF-8: convert to .ntff wrote a manifest Jansson
+# refused (and crashed); ingest --json left "file" out.
+bn="$T/in$(printf '\376').json"
+cp "$T/bad-utf8.json" "$bn"
+"$NX" convert "$bn" "$T/bn.ntff" 2>"$T/bn.err"
+ok $? "a file name that is not UTF-8: converts to .ntff"
+"$NX" ntff cat "$T/bn.ntff" >"$T/bn-manifest.json" 2>&1
+is "$(jget "$T/bn-manifest.json" "ascii(j['config']['source'].split('/')[-1])")" "'in\ufffd.json'" \
+	"its manifest names the source, the bad byte as U+FFFD"
+is "$("$NX" ingest --data "$T/d3" --json "$bn" | jget /dev/stdin "ascii(j['file'].split('/')[-1])")" \
+	"'in\ufffd.json'" "ingest --json names the file"
+
 if [ -n "$SHARED" ]; then
 	roundtrip chrome "$SHARED/mspt_chrome_gzipped.pftrace"
 	roundtrip difftest-flows "$SHARED/perfetto_difftest_flow_events_track_event.pb"
