@@ -14,6 +14,7 @@
 #include <string.h>
 #include <jansson.h>
 #include <zlib.h>
+#include "common/tc-json.h"
 #include "common/tc-sort.h"
 #include "store/library.h"
 #include "ingest/ingest.h"
@@ -689,6 +690,28 @@ pf_interned(struct pf_ctx *c, struct pf_seq *s, const Perfetto__Protos__Interned
 
 /* ---- args ---- */
 
+/*
+ * Set @o's member @name to @v (a new reference).  Names are bytes, and
+ * Jansson refuses a key that is not UTF-8: such a key gets U+FFFD for each
+ * bad byte rather than the argument being dropped.
+ */
+static void
+pf_set_arg(json_t *o, const char *name, json_t *v)
+{
+	json_t *k;
+
+	if (!v)
+		return;
+	json_incref(v);		/* json_object_set_new() drops one on failure too */
+	if (!json_object_set_new(o, name, v)) {
+		json_decref(v);
+		return;
+	}
+	k = tc_json_str(name);
+	json_object_set_new(o, json_string_value(k), v);
+	json_decref(k);
+}
+
 static json_t *
 pf_annot_value(struct pf_seq *s, const PfAnnot *a, int depth)
 {
@@ -705,7 +728,7 @@ pf_annot_value(struct pf_seq *s, const PfAnnot *a, int depth)
 			const char *n = e->name ? e->name :
 					e->has_name_iid ? pf_strmap_get(&s->dnames, e->name_iid) : NULL;
 
-			json_object_set_new(o, n ? n : "?", pf_annot_value(s, e, depth + 1));
+			pf_set_arg(o, n ? n : "?", pf_annot_value(s, e, depth + 1));
 		}
 		return o;
 	}
@@ -725,12 +748,9 @@ pf_annot_value(struct pf_seq *s, const PfAnnot *a, int depth)
 	if (a->has_double_value)
 		return json_real(a->double_value);
 	if (a->string_value)
-		return json_string(a->string_value);
-	if (a->has_string_value_iid) {
-		const char *v = pf_strmap_get(&s->dvals, a->string_value_iid);
-
-		return v ? json_string(v) : json_null();
-	}
+		return tc_json_str(a->string_value);
+	if (a->has_string_value_iid)
+		return tc_json_str(pf_strmap_get(&s->dvals, a->string_value_iid));
 	if (a->has_pointer_value) {
 		snprintf(buf, sizeof(buf), "0x%" PRIx64, a->pointer_value);
 		return json_string(buf);
@@ -775,7 +795,7 @@ pf_args_json(struct pf_seq *s, const PfEvent *te)
 		v = pf_annot_value(s, a, 0);
 		if (!v)
 			continue;
-		json_object_set_new(o, n ? n : "arg", v);
+		pf_set_arg(o, n ? n : "arg", v);
 	}
 	txt = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
 	json_decref(o);

@@ -1051,6 +1051,15 @@ test_args(void)
 	a[2].has_double_value = 1;
 	a[2].double_value = NAN;
 	put_args_event(&b, "nested", ap, 3);
+	/* "badutf8": a name and a value that are not UTF-8 keep their argument */
+	a[0] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[0].name = "k\xff";
+	a[0].string_value = "v\xfe";
+	a[1] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[1].name = "ok";
+	a[1].has_int_value = 1;
+	a[1].int_value = 1;
+	put_args_event(&b, "badutf8", ap, 2);
 
 	snprintf(path, sizeof(path), "%s/args.db", tmpdir);
 	if (!ok(ingest_mem(b.data, b.len, path, &st, &err) == 0, "args trace ingests"))
@@ -1094,6 +1103,9 @@ test_args(void)
 	     want, "args: nested dict and legacy JSON; NaN dropped");
 	free(want);
 	json_decref(o);
+	is_q(db, "SELECT args FROM events WHERE name = (SELECT id FROM strings WHERE s = 'badutf8')",
+	     "{\"k\\uFFFD\":\"v\\uFFFD\",\"ok\":1}",
+	     "args: a name and a value that are not UTF-8 are kept, each bad byte as U+FFFD");
 	sqlite3_close(db);
 	tc_buf_free(&b);
 }
