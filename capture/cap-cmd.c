@@ -541,7 +541,7 @@ cmd_capture(int argc, char **argv)
 			       "clock", clock, "layers", r.plan.layers,
 			       "variables", json_array());
 	json_array_foreach(r.plan.vars, k, w)
-		json_array_append(json_object_get(r.manifest, "variables"), w);
+		json_array_append_new(json_object_get(r.manifest, "variables"), cap_var_shown(w));
 	json_object_set_new(r.manifest, "kernel_backend", json_string(r.plan.kernel));
 
 	memset(&sa, 0, sizeof(sa));

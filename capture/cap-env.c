@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/tc-json.h"
 #include "capture/cap-int.h"
 #include "cli/cmds.h"
 
@@ -76,10 +77,13 @@ cap_env_json(const struct cap_config *c, const struct cap_plan *p)
 			l = json_object();
 			json_object_set_new(vars, layer, l);
 		}
+		json_t *shown = cap_var_shown(v);
+
 		json_object_set(l, json_string_value(json_object_get(v, "name")),
-				json_object_get(v, "value"));
+				json_object_get(shown, "value"));
 		json_object_set(flat, json_string_value(json_object_get(v, "name")),
-				json_object_get(v, "value"));
+				json_object_get(shown, "value"));
+		json_decref(shown);
 	}
 	o = json_pack("{s:o, s:O, s:s, s:o, s:o, s:O, s:s?}", "config", cap_config_json(c),
 		      "layers", p->layers, "kernel_backend", p->kernel, "variables", vars, "env",

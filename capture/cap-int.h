@@ -132,7 +132,9 @@ json_t *cap_config_json(const struct cap_config *c);
 /**
  * struct cap_plan - what the capture does with a config: the effective
  * layers and backends and the exact variables each layer's tool gets.
- * @vars: JSON array of {"layer","name","value","why"} in table order.
+ * @vars: JSON array of {"layer","name","value","why"} in table order; a
+ * value holds the bytes the workload gets, which need not be UTF-8 (a path):
+ * show it with cap_var_shown().
  */
 struct cap_plan {
 	bool framework;			/* torch hook loaded */
@@ -154,6 +156,12 @@ struct cap_plan {
 int cap_plan_build(struct cap_plan *p, struct cap_config *c, const char *capture_dir,
 		   struct tc_err *err);
 void cap_plan_free(struct cap_plan *p);
+/**
+ * cap_var_shown - variable @v of a plan as the manifest and `env --json` show
+ * it: each byte of its value that is not UTF-8 as U+FFFD.  Return: a new
+ * reference.
+ */
+json_t *cap_var_shown(json_t *v);
 /** cap_plan_var - the value planned for variable @name, NULL if none. */
 const char *cap_plan_var(const struct cap_plan *p, const char *name);
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "common/tc-json.h"
 #include "capture/cap-int.h"
 
 #ifndef CAP_BUILDDIR
@@ -231,6 +232,30 @@ cap_layer(struct cap_plan *p, const char *name, bool requested, bool runs, const
 	json_object_set_new(p->layers, name, json_pack("{s:b, s:b, s:s}", "requested", requested,
 						       "runs", runs, "collector", what));
 }
+/*
+ * A variable of the plan: {"layer","name","value","why"}.  The value is
+ * kept as the bytes it is (a path need not be UTF-8, and the workload must
+ * get it as it is); the rest are names from our tables.
+ */
+static json_t *
+cap_var_new(const char *layer, const char *name, const char *value, const char *why)
+{
+	return json_pack("{s:o, s:o, s:o, s:o}", "layer", tc_json_str(layer), "name",
+			 tc_json_str(name), "value",
+			 json_stringn_nocheck(value ? value : "", value ? strlen(value) : 0),
+			 "why", tc_json_str(why));
+}
+
+json_t *
+cap_var_shown(json_t *v)
+{
+	json_t *c = json_copy(v);
+
+	json_object_set_new(c, "value",
+			    tc_json_str(json_string_value(json_object_get(v, "value"))));
+	return c;
+}
+
 
 static int
 cap_plan_table(struct cap_plan *p, struct cap_config *c, struct cap_derived *d,
@@ -283,9 +308,8 @@ cap_plan_table(struct cap_plan *p, struct cap_config *c, struct cap_derived *d,
 			goto out;
 		}
 		if (all && *value)
-			json_array_append_new(p->vars, json_pack("{s:s, s:s, s:s, s:s}", "layer",
-								 col[0], "name", col[1], "value",
-								 value, "why", col[3]));
+			json_array_append_new(p->vars, cap_var_new(col[0], col[1], value,
+								   col[3]));
 		free(value);
 		value = NULL;
 	}
@@ -422,9 +446,7 @@ cap_plan_build(struct cap_plan *p, struct cap_config *c, const char *capture_dir
 			continue;
 		const char *v = !strcmp(k, "NX_CAPTURE_DIR") ? capture_dir : cap_get(c, k);
 
-		json_array_append_new(p->vars, json_pack("{s:s, s:s, s:s, s:s}", "layer", "agent",
-							 "name", k, "value", v, "why",
-							 "pass-through"));
+		json_array_append_new(p->vars, cap_var_new("agent", k, v, "pass-through"));
 	}
 	for (i = 0; i < d.n; i++)
 		free(d.value[i]);

@@ -124,6 +124,18 @@ ok $? "missing framework output is a warning"
 "$NX" ntff cat "$T/u8.ntff" >"$T/u8.json"
 is "$(jget "$T/u8.json" "ascii(j['command'][-1])")" "'x\ufffdy'" \
 	"an argument that is not UTF-8: kept in the manifest"
+# a capture folder whose name is not UTF-8: the workload gets its bytes as
+# they are, the manifest and env --json show U+FFFD (this crashed before)
+cdir="$T/cd$(printf '\376')"
+"$NX" capture -q --set NX_CAPTURE_DIR="$cdir" -o "$T/u9.ntff" -- \
+	/bin/sh -c 'printf %s "$NX_CAPTURE_DIR" >"$0"' "$T/seen" 2>/dev/null
+is "$?" "0" "a capture folder that is not UTF-8: the capture runs"
+is "$(od -An -c "$T/seen" | tr -d ' \n' | tail -c 5)" "cd376" "the workload gets its bytes as they are"
+"$NX" ntff cat "$T/u9.ntff" >"$T/u9.json"
+is "$(jget "$T/u9.json" "ascii([v['value'][-3:] for v in j['variables'] if v['name'] == 'NX_CAPTURE_DIR'])")" \
+	"['cd\ufffd']" "the manifest shows it with U+FFFD"
+"$NX" env --json --set NX_CAPTURE_DIR="$cdir" >"$T/u9env.json"
+is "$(jget "$T/u9env.json" "ascii(j['env']['NX_CAPTURE_DIR'][-3:])")" "'cd\ufffd'" "and so does env --json"
 "$NX" capture -q -o "$T/none.ntff" -- /nonexistent/cmd 2>"$T/err6"
 is "$?" "127" "missing command: 127"
 grep -q "/nonexistent/cmd: No such file" "$T/err6"
