@@ -1460,18 +1460,19 @@ ev_decode(struct ev_cursor *c, const uint8_t *q, const uint8_t *end, int64_t blo
 }
 
 /*
- * Where the entries of event @dst (>= 0) begin in its block's ins blob: *@q,
- * up to *@end, the id before the first *@cur.  Return: SQLITE_OK,
- * SQLITE_DONE when it has none, or an error.
+ * Where the entries of event @self (>= 0) begin in its block's ins blob (or,
+ * @by_src, its outs blob): *@q, up to *@end, the id before the first *@cur.
+ * Return: SQLITE_OK, SQLITE_DONE when it has none, or an error.
  */
 static int
-ev_ins_at(struct ev_vtab *vt, int64_t dst, const uint8_t **q, const uint8_t **end, int64_t *cur)
+ev_entries_at(struct ev_vtab *vt, int64_t self, bool by_src, const uint8_t **q,
+	      const uint8_t **end, int64_t *cur)
 {
-	int64_t block = dst / ST_EDGE_BLOCK;
-	int slot = (int)(dst % ST_EDGE_BLOCK), rc;
+	int64_t block = self / ST_EDGE_BLOCK;
+	int slot = (int)(self % ST_EDGE_BLOCK), rc;
 	struct ev_view *v;
 
-	if ((rc = ev_view_get(vt, block, false, slot, &v)) != SQLITE_OK)
+	if ((rc = ev_view_get(vt, block, by_src, slot, &v)) != SQLITE_OK)
 		return rc;
 	if (v->off[slot] == EV_SLOT_NONE)
 		return SQLITE_DONE;
@@ -1479,25 +1480,6 @@ ev_ins_at(struct ev_vtab *vt, int64_t dst, const uint8_t **q, const uint8_t **en
 	*end = v->blob + v->len;
 	*cur = block * ST_EDGE_BLOCK + v->prev[slot];
 	return SQLITE_OK;
-}
-
-static int ev_ins_find(struct ev_vtab *vt, struct ev_row *r, size_t occ);
-
-/*
- * The label of outs row @i of cursor @c, from the ins of its dst: the entry
- * of the same src and kind, the n-th if the cursor's rows before it have n
- * with the same dst and kind (explicit edges may repeat a pair; both lists
- * keep the order the edges were added in).  Fills @r's form and numbers.
- * Return: SQLITE_OK, SQLITE_DONE when there is none, or an error.
- */
-static int
-ev_from_ins(struct ev_vtab *vt, const struct ev_cursor *c, size_t i, struct ev_row *r)
-{
-	size_t occ = 0;
-
-	for (size_t j = 0; j < i; j++)
-		occ += c->rows[j].dst == r->dst && c->rows[j].kind == r->kind;
-	return ev_ins_find(vt, r, occ);
 }
 
 /*
@@ -1514,7 +1496,7 @@ ev_ins_find(struct ev_vtab *vt, struct ev_row *r, size_t occ)
 
 	if (r->dst < 0)
 		return SQLITE_DONE;	/* a damaged outs row: no ins holds its label */
-	if ((rc = ev_ins_at(vt, r->dst, &q, &end, &cur)) != SQLITE_OK)
+	if ((rc = ev_entries_at(vt, r->dst, false, &q, &end, &cur)) != SQLITE_OK)
 		return rc;
 	while (q < end) {
 		struct ev_entry e;
@@ -1535,6 +1517,23 @@ ev_ins_find(struct ev_vtab *vt, struct ev_row *r, size_t occ)
 		return SQLITE_OK;
 	}
 	return SQLITE_DONE;
+}
+
+/*
+ * The label of outs row @i of cursor @c, from the ins of its dst: the entry
+ * of the same src and kind, the n-th if the cursor's rows before it have n
+ * with the same dst and kind (explicit edges may repeat a pair; both lists
+ * keep the order the edges were added in).  Fills @r's form and numbers.
+ * Return: SQLITE_OK, SQLITE_DONE when there is none, or an error.
+ */
+static int
+ev_from_ins(struct ev_vtab *vt, const struct ev_cursor *c, size_t i, struct ev_row *r)
+{
+	size_t occ = 0;
+
+	for (size_t j = 0; j < i; j++)
+		occ += c->rows[j].dst == r->dst && c->rows[j].kind == r->kind;
+	return ev_ins_find(vt, r, occ);
 }
 
 /* An integer argument, or false when the value can equal no integer column. */
@@ -1810,7 +1809,7 @@ st_conn_ins(struct st_conn *c, int64_t dst, struct st_in_edge **v, size_t *n, si
 		return -EAGAIN;
 	if (dst < 0)
 		return 0;
-	if ((rc = ev_ins_at(vt, dst, &q, &end, &cur)) != SQLITE_OK)
+	if ((rc = ev_entries_at(vt, dst, false, &q, &end, &cur)) != SQLITE_OK)
 		return rc == SQLITE_DONE ? 0 : -EIO;
 	while (q < end) {
 		struct ev_entry e;
@@ -1837,23 +1836,17 @@ int
 st_conn_outs(struct st_conn *c, int64_t src, struct st_out_edge **v, size_t *n, size_t *cap)
 {
 	struct ev_vtab *vt = c ? c->edges : NULL;
-	int64_t block = src / ST_EDGE_BLOCK, cur;
-	int slot = (int)(src % ST_EDGE_BLOCK), rc;
 	const uint8_t *q, *end;
-	struct ev_view *w;
+	int64_t cur;
+	int rc;
 
 	*n = 0;
 	if (!vt)
 		return -EAGAIN;
 	if (src < 0)
 		return 0;
-	if ((rc = ev_view_get(vt, block, true, slot, &w)) != SQLITE_OK)
+	if ((rc = ev_entries_at(vt, src, true, &q, &end, &cur)) != SQLITE_OK)
 		return rc == SQLITE_DONE ? 0 : -EIO;
-	if (w->off[slot] == EV_SLOT_NONE)
-		return 0;
-	q = w->blob + w->off[slot];
-	end = w->blob + w->len;
-	cur = block * ST_EDGE_BLOCK + w->prev[slot];
 	while (q < end) {
 		struct ev_entry e;
 		int64_t dst;
