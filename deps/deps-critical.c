@@ -100,24 +100,24 @@ pred_direct(struct dq *q, int64_t dst, unsigned kinds, const struct dq_set *seen
 {
 	size_t n;
 
-	if (!dq_conn(q) || st_conn_ins(q->sc, dst, &q->ins, &n, &q->ins_cap))
+	if (!dq_conn(q) || st_conn_edges(q->sc, dst, false, &q->ends, &n, &q->ends_cap))
 		return 1;
 	for (size_t i = 0; i < n; i++) {
-		const struct st_in_edge *e = &q->ins[i];
+		const struct st_edge_end *e = &q->ends[i];
 		struct st_ev_brief b;
 		int64_t f;
 		int rc;
 
 		if (e->kind < 0 || e->kind > 62 || !((UINT64_C(1) << e->kind) & kinds))
 			continue;
-		rc = st_conn_event_ending(q->sc, e->src, bound, &b);
+		rc = st_conn_event_ending(q->sc, e->id, bound, &b);
 		if (rc == -ENOENT || rc == 1)
 			continue;	/* no such event (the join finds none either), or ends before */
 		if (rc)
 			return 1;
 		f = (int64_t)((uint64_t)b.ts + (uint64_t)b.dur);
 		if (f >= bound)
-			pred_take(seen, e->src, e->kind, f, best, best_fin, best_kind);
+			pred_take(seen, e->id, e->kind, f, best, best_fin, best_kind);
 	}
 	return 0;
 }

@@ -64,8 +64,7 @@ dq_done(struct dq *q)
 	sqlite3_finalize(q->ev);
 	sqlite3_finalize(q->unit);
 	sqlite3_finalize(q->name);
-	free(q->ins);
-	free(q->outs);
+	free(q->ends);
 	free(q->names);
 	tc_buf_free(&q->text);
 	sqlite3_finalize(q->parent);
@@ -488,12 +487,11 @@ dq_stored_direct(struct dq *q, int64_t id, bool out, unsigned kinds, size_t limi
 	size_t k = 0, n0 = *n;
 	struct dq_nb *tmp;
 
-	if (!dq_conn(q) || (out ? st_conn_outs(q->sc, id, &q->outs, &k, &q->outs_cap) :
-			    st_conn_ins(q->sc, id, &q->ins, &k, &q->ins_cap)))
+	if (!dq_conn(q) || st_conn_edges(q->sc, id, out, &q->ends, &k, &q->ends_cap))
 		return 1;
 	for (size_t i = 0; i < k; i++) {
-		int64_t other = out ? q->outs[i].dst : q->ins[i].src;
-		int kind = out ? q->outs[i].kind : q->ins[i].kind;
+		int64_t other = q->ends[i].id;
+		int kind = q->ends[i].kind;
 
 		if (!((1u << kind) & kinds))
 			continue;

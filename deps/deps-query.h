@@ -38,10 +38,8 @@ struct dq {
 	/* the store's direct reads (NULL: SQL only), looked for on first use */
 	struct st_conn *sc;
 	bool sc_tried;
-	struct st_in_edge *ins;	/* malloc'd; edges into an event, for the critical path */
-	size_t ins_cap;
-	struct st_out_edge *outs;	/* malloc'd; edges out of an event */
-	size_t outs_cap;
+	struct st_edge_end *ends;	/* malloc'd; the stored edges of an event, as read */
+	size_t ends_cap;
 	struct tc_buf text;	/* a label read (tc_buf_free() in dq_done()) */
 	struct dq_name *names;	/* malloc'd on first use: DQ_NAMES names read */
 	struct dq_ev last;	/* last.id == 0: none */

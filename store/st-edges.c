@@ -1797,7 +1797,8 @@ static const sqlite3_module ev_module = {
 };
 
 int
-st_conn_ins(struct st_conn *c, int64_t dst, struct st_in_edge **v, size_t *n, size_t *cap)
+st_conn_edges(struct st_conn *c, int64_t id, bool out, struct st_edge_end **v, size_t *n,
+	      size_t *cap)
 {
 	struct ev_vtab *vt = c ? c->edges : NULL;
 	const uint8_t *q, *end;
@@ -1807,62 +1808,26 @@ st_conn_ins(struct st_conn *c, int64_t dst, struct st_in_edge **v, size_t *n, si
 	*n = 0;
 	if (!vt)
 		return -EAGAIN;
-	if (dst < 0)
+	if (id < 0)
 		return 0;
-	if ((rc = ev_entries_at(vt, dst, false, &q, &end, &cur)) != SQLITE_OK)
+	if ((rc = ev_entries_at(vt, id, out, &q, &end, &cur)) != SQLITE_OK)
 		return rc == SQLITE_DONE ? 0 : -EIO;
 	while (q < end) {
 		struct ev_entry e;
+		int64_t other;
 
-		int64_t src;
-
-		if (ev_entry_get(&q, end, &e) != SQLITE_OK || !ev_step(&e, &cur, &src))
+		if (ev_entry_get(&q, end, &e) != SQLITE_OK || !ev_step(&e, &cur, &other))
 			return -EIO;
-		if (cur > dst)
+		if (cur > id)
 			break;
-		if (cur != dst)
+		if (cur != id)
 			continue;
 		if (*n == *cap) {
 			*cap = *cap ? 2 * *cap : 16;
 			*v = tc_xrealloc(*v, *cap * sizeof(**v));
 		}
-		(*v)[(*n)++] = (struct st_in_edge){
-			.src = src, .kind = (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1)) };
-	}
-	return 0;
-}
-
-int
-st_conn_outs(struct st_conn *c, int64_t src, struct st_out_edge **v, size_t *n, size_t *cap)
-{
-	struct ev_vtab *vt = c ? c->edges : NULL;
-	const uint8_t *q, *end;
-	int64_t cur;
-	int rc;
-
-	*n = 0;
-	if (!vt)
-		return -EAGAIN;
-	if (src < 0)
-		return 0;
-	if ((rc = ev_entries_at(vt, src, true, &q, &end, &cur)) != SQLITE_OK)
-		return rc == SQLITE_DONE ? 0 : -EIO;
-	while (q < end) {
-		struct ev_entry e;
-		int64_t dst;
-
-		if (ev_entry_get(&q, end, &e) != SQLITE_OK || !ev_step(&e, &cur, &dst))
-			return -EIO;
-		if (cur > src)
-			break;
-		if (cur != src)
-			continue;
-		if (*n == *cap) {
-			*cap = *cap ? 2 * *cap : 16;
-			*v = tc_xrealloc(*v, *cap * sizeof(**v));
-		}
-		(*v)[(*n)++] = (struct st_out_edge){
-			.dst = dst, .kind = (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1)) };
+		(*v)[(*n)++] = (struct st_edge_end){
+			.id = other, .kind = (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1)) };
 	}
 	return 0;
 }

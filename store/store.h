@@ -337,9 +337,9 @@ struct st_ev_brief {
 	int depth, kind;
 };
 
-/* A stored edge into an event: its source and kind. */
-struct st_in_edge {
-	int64_t src;
+/* A stored edge seen from one of its events: the event at its other end, and its kind. */
+struct st_edge_end {
+	int64_t id;
 	int kind;
 };
 
@@ -348,7 +348,7 @@ struct st_in_edge {
  * schema "main" if they are not yet), found in a registry without running
  * a statement once both are connected.  Return: it, or NULL when @db has no
  * st_sql_register() or `events` cannot be connected (without `edges`,
- * st_conn_ins() answers -EAGAIN).
+ * st_conn_edges() answers -EAGAIN).
  */
 struct st_conn *st_conn_of(sqlite3 *db);
 
@@ -377,26 +377,14 @@ int st_conn_event_ending(struct st_conn *c, int64_t id, int64_t min_end,
 int64_t st_conn_end_bound(struct st_conn *c, int64_t id);
 
 /**
- * st_conn_ins - the stored edges into event @dst, in the order the edges
+ * st_conn_edges - the stored edges into event @id (their sources), or with
+ * @out the edges out of it (their destinations), in the order the edges
  * table lists them, into *@v (grown with realloc; *@cap its capacity, the
- * caller frees it), *@n of them.  Return: 0, -EAGAIN or -EIO.
+ * caller frees it), *@n of them.  Without labels: an edge's label is kept
+ * with its destination (st_conn_label()).  Return: 0, -EAGAIN or -EIO.
  */
-int st_conn_ins(struct st_conn *c, int64_t dst, struct st_in_edge **v, size_t *n, size_t *cap);
-
-/* A stored edge out of an event: its destination and kind. */
-struct st_out_edge {
-	int64_t dst;
-	int kind;
-};
-
-/**
- * st_conn_outs - the stored edges out of event @src, in the order the edges
- * table lists them, into *@v (as st_conn_ins()), without their labels (an
- * edge's label is kept with its destination: st_conn_label()).
- * Return: 0, -EAGAIN or -EIO.
- */
-int st_conn_outs(struct st_conn *c, int64_t src, struct st_out_edge **v, size_t *n,
-		 size_t *cap);
+int st_conn_edges(struct st_conn *c, int64_t id, bool out, struct st_edge_end **v, size_t *n,
+		  size_t *cap);
 
 /**
  * st_conn_label - the label of the first stored edge @src -> @dst of @kind

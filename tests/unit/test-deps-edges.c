@@ -181,16 +181,15 @@ direct_label(struct st_conn *c, int64_t src, int64_t dst, int kind, struct tc_bu
 
 /*
  * How many of @n lookups (ids @ids) differ between the direct reads and SQL:
- * st_conn_ins() against the edges table's dst = ? rows and st_conn_outs()
- * against its src = ? rows (other ends and kinds, in order), and
+ * st_conn_edges() into an event against the edges table's dst = ? rows and
+ * out of it against its src = ? rows (other ends and kinds, in order), and
  * st_conn_label() against the label SQL lists first for each of them.
  */
 static int
 direct_bad(sqlite3 *db, struct st_conn *c, const int64_t *ids, size_t n)
 {
-	struct st_in_edge *v = NULL;
-	struct st_out_edge *o = NULL;
-	size_t nv, no, cap = 0, ocap = 0;
+	struct st_edge_end *v = NULL;
+	size_t nv, cap = 0;
 	struct tc_buf l1, l2;
 	int bad = 0;
 
@@ -203,14 +202,11 @@ direct_bad(sqlite3 *db, struct st_conn *c, const int64_t *ids, size_t n)
 
 			tc_buf_init(&a);
 			tc_buf_init(&b);
-			if (out ? st_conn_outs(c, ids[i], &o, &no, &ocap) :
-			    st_conn_ins(c, ids[i], &v, &nv, &cap))
-				nv = no = SIZE_MAX;
-			else if (!out)
-				no = nv;
-			for (size_t k = 0; no != SIZE_MAX && k < no; k++) {
-				int64_t other = out ? o[k].dst : v[k].src;
-				int kind = out ? o[k].kind : v[k].kind;
+			if (st_conn_edges(c, ids[i], out, &v, &nv, &cap))
+				nv = SIZE_MAX;
+			for (size_t k = 0; nv != SIZE_MAX && k < nv; k++) {
+				int64_t other = v[k].id;
+				int kind = v[k].kind;
 
 				tc_buf_printf(&a, "%lld:%d;", (long long)other, kind);
 				direct_label(c, out ? ids[i] : other, out ? other : ids[i], kind, &l1);
@@ -224,7 +220,7 @@ direct_bad(sqlite3 *db, struct st_conn *c, const int64_t *ids, size_t n)
 				tc_buf_printf(&b, "%lld:%d;", (long long)sqlite3_column_int64(s, 0),
 					      sqlite3_column_int(s, 1));
 			sqlite3_finalize(s);
-			bad += no == SIZE_MAX || a.len != b.len ||
+			bad += nv == SIZE_MAX || a.len != b.len ||
 			       (a.len && memcmp(a.data, b.data, a.len));
 			tc_buf_free(&a);
 			tc_buf_free(&b);
@@ -236,7 +232,6 @@ direct_bad(sqlite3 *db, struct st_conn *c, const int64_t *ids, size_t n)
 	tc_buf_free(&l1);
 	tc_buf_free(&l2);
 	free(v);
-	free(o);
 	return bad;
 }
 
@@ -311,7 +306,7 @@ round_trip(const char *path, size_t ram, const char *what)
 		ids[n++] = -3;
 		ok(c != NULL, "%s: st_conn_of", what);
 		is_int(c ? direct_bad(db, c, ids, n) : -1, 0,
-		       "st_conn_ins and st_conn_outs list what dst = ? and src = ? list, in their "
+		       "st_conn_edges lists what dst = ? and src = ? list, in their "
 		       "order; st_conn_label gives the label SQL gives");
 	}
 	/* both ends given: the pair, and a pair that is not an edge */
@@ -459,14 +454,14 @@ main(void)
 		is_int(rc, SQLITE_CORRUPT, "a lookup in the damaged block is SQLITE_CORRUPT");
 		{
 			struct st_conn *c = st_conn_of(db);
-			struct st_in_edge *v = NULL;
+			struct st_edge_end *v = NULL;
 			size_t n = 0, cap = 0;
 
-			is_int(c ? st_conn_ins(c, 300, &v, &n, &cap) : 0, -EIO,
-			       "st_conn_ins in the damaged block is -EIO");
-			is_int(c ? st_conn_ins(c, 700, &v, &n, &cap) : -1, 0,
-			       "st_conn_ins in another block answers");
-			ok(n == 1 && v[0].src == 699 && v[0].kind == 0, "with its edge");
+			is_int(c ? st_conn_edges(c, 300, false, &v, &n, &cap) : 0, -EIO,
+			       "st_conn_edges in the damaged block is -EIO");
+			is_int(c ? st_conn_edges(c, 700, false, &v, &n, &cap) : -1, 0,
+			       "st_conn_edges in another block answers");
+			ok(n == 1 && v[0].id == 699 && v[0].kind == 0, "with its edge");
 			free(v);
 		}
 		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", 700, 0);

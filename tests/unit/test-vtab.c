@@ -955,7 +955,7 @@ out:
 /*
  * The store's direct reads on @path against SQL: st_conn_event() gives the
  * row `events` gives (or -ENOENT where it has none) and st_conn_end_bound()
- * what ts_end_bound() gives; edges here is a plain table, so st_conn_ins()
+ * what ts_end_bound() gives; edges here is a plain table, so st_conn_edges()
  * answers -EAGAIN.
  */
 static void
@@ -965,7 +965,7 @@ check_direct(const char *path, const char *what)
 	sqlite3 *db = NULL;
 	sqlite3_stmt *s = NULL;
 	struct st_conn *c;
-	struct st_in_edge *v = NULL;
+	struct st_edge_end *v = NULL;
 	size_t n, cap = 0;
 	int bad = 0, none = 0, ends_before = 0;
 	sqlite3 *db2 = NULL;
@@ -1024,8 +1024,8 @@ check_direct(const char *path, const char *what)
 	   "SQL (%d differ, %d ids without an event, %d cut by the bound)", what, bad, none,
 	   ends_before);
 	ok(ends_before > 0, "%s: the bound cut some lookups short", what);
-	is_int(st_conn_ins(c, evs[0].id, &v, &n, &cap), -EAGAIN,
-	       "st_conn_ins without the edges table: -EAGAIN");
+	is_int(st_conn_edges(c, evs[0].id, false, &v, &n, &cap), -EAGAIN,
+	       "st_conn_edges without the edges table: -EAGAIN");
 out:
 	free(v);
 	sqlite3_finalize(s);
