@@ -561,6 +561,19 @@ pf_clock_of(struct pf_ctx *c, struct pf_seq *s, uint32_t id)
 	return NULL;
 }
 
+/*
+ * *@out = @ts * @mult + @add, in nanoseconds; false when that leaves the
+ * 64-bit range (damaged or hostile input: the caller drops what it dates).
+ */
+static bool
+pf_scale(uint64_t ts, int64_t mult, int64_t add, int64_t *out)
+{
+	int64_t ns;
+
+	return !__builtin_mul_overflow((int64_t)ts, mult, &ns) &&
+	       !__builtin_add_overflow(ns, add, out);
+}
+
 static void
 pf_clock_snapshot(struct pf_ctx *c, struct pf_seq *s, const Perfetto__Protos__ClockSnapshot *cs)
 {
@@ -578,8 +591,7 @@ pf_clock_snapshot(struct pf_ctx *c, struct pf_seq *s, const Perfetto__Protos__Cl
 			       (int64_t)k->unit_multiplier_ns : 1;
 
 		if (k->clock_id == (uint32_t)c->primary_clock) {
-			ref_ns = (int64_t)k->timestamp * mult;
-			have_ref = true;
+			have_ref = pf_scale(k->timestamp, mult, 0, &ref_ns);
 			break;
 		}
 	}
@@ -587,56 +599,61 @@ pf_clock_snapshot(struct pf_ctx *c, struct pf_seq *s, const Perfetto__Protos__Cl
 		const Perfetto__Protos__ClockSnapshot__Clock *k = cs->clocks[i];
 		struct pf_clock *pc = pf_clock_of(c, s, k->clock_id);
 
-		if (pc && pc->known && !pc->incremental) {
-			ref_ns = (int64_t)k->timestamp * pc->mult + pc->offset;
-			have_ref = true;
-		}
+		if (pc && pc->known && !pc->incremental)
+			have_ref = pf_scale(k->timestamp, pc->mult, pc->offset, &ref_ns);
 	}
 	for (i = 0; i < cs->n_clocks; i++) {
 		const Perfetto__Protos__ClockSnapshot__Clock *k = cs->clocks[i];
 		struct pf_clock *pc = pf_clock_of(c, s, k->clock_id);
 		int64_t mult = k->has_unit_multiplier_ns && k->unit_multiplier_ns ?
 			       (int64_t)k->unit_multiplier_ns : 1;
-		int64_t ns = (int64_t)k->timestamp * mult;
+		int64_t ns, offset;
 
-		if (!pc || k->clock_id == (uint32_t)c->primary_clock)
-			continue;
+		if (!pc || k->clock_id == (uint32_t)c->primary_clock ||
+		    !pf_scale(k->timestamp, mult, 0, &ns))
+			continue;	/* a time out of range relates nothing */
 		if (!have_ref) {	/* nothing to relate it to: use it as trace time */
 			ref_ns = ns;
 			have_ref = true;
 		}
+		if (__builtin_sub_overflow(ref_ns, ns, &offset))
+			continue;
 		pc->known = true;
 		pc->incremental = k->has_is_incremental && k->is_incremental;
 		pc->mult = mult;
 		pc->last_ns = ns;
-		pc->offset = ref_ns - ns;
+		pc->offset = offset;
 	}
 }
 
-/* Convert a packet timestamp on @clock to trace time; false when unknown. */
-static bool
+/*
+ * Convert a packet timestamp on @clock to trace time.  Return: 0, -ENOENT
+ * when the clock is unknown, -ERANGE when the time leaves the 64-bit range.
+ */
+static int
 pf_to_trace(struct pf_ctx *c, struct pf_seq *s, uint32_t clock, uint64_t ts, int64_t *out)
 {
 	struct pf_clock *pc;
+	int64_t last;
 
 	if (!clock || clock == (uint32_t)c->primary_clock) {
 		*out = (int64_t)ts;
-		return true;
+		return 0;
 	}
 	pc = pf_clock_of(c, s, clock);
 	if (!pc || !pc->known) {
 		if (clock >= PF_SEQ_CLOCK_MIN)
-			return false;
+			return -ENOENT;
 		*out = (int64_t)ts;	/* a builtin clock never snapshotted: take as is */
-		return true;
+		return 0;
 	}
-	if (pc->incremental) {
-		pc->last_ns += (int64_t)ts * pc->mult;
-		*out = pc->last_ns + pc->offset;
-	} else {
-		*out = (int64_t)ts * pc->mult + pc->offset;
-	}
-	return true;
+	if (!pc->incremental)
+		return pf_scale(ts, pc->mult, pc->offset, out) ? 0 : -ERANGE;
+	if (!pf_scale(ts, pc->mult, pc->last_ns, &last) ||
+	    __builtin_add_overflow(last, pc->offset, out))
+		return -ERANGE;
+	pc->last_ns = last;
+	return 0;
 }
 
 /* ---- interning ---- */
@@ -1764,9 +1781,17 @@ pf_packet_decoded(struct pf_ctx *c, const uint8_t *data, size_t len, uint64_t of
 	if (p->has_timestamp) {
 		uint32_t clock = p->has_timestamp_clock_id ? p->timestamp_clock_id : s->def_clock;
 
-		if (!pf_to_trace(c, s, clock, p->timestamp, &ts)) {
+		int rc = pf_to_trace(c, s, clock, p->timestamp, &ts);
+
+		if (rc == -ENOENT) {
 			st_writer_count_bad(c->w, "%s: packet at byte %" PRIu64 " uses clock %u "
 					    "before any ClockSnapshot", c->name, off, clock);
+			goto out;
+		}
+		if (rc) {
+			st_writer_count_bad(c->w, "%s: packet at byte %" PRIu64 ": timestamp %" PRIu64
+					    " on clock %u is out of range", c->name, off,
+					    (uint64_t)p->timestamp, clock);
 			goto out;
 		}
 		s->last_ts = ts;

@@ -941,6 +941,69 @@ put_args_event(struct tc_buf *b, const char *name, Annot **an, size_t n)
 	put(b, &p, NULL, 0);
 }
 
+/*
+ * A timestamp that leaves the 64-bit range once scaled by its clock's unit
+ * (found by the fuzz target: signed overflow) is counted bad and named; the
+ * events around it stay.
+ */
+static void
+test_clock_overflow(void)
+{
+	Perfetto__Protos__ClockSnapshot cs = PERFETTO__PROTOS__CLOCK_SNAPSHOT__INIT;
+	Perfetto__Protos__ClockSnapshot__Clock c0 = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
+	Perfetto__Protos__ClockSnapshot__Clock c1 = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
+	Perfetto__Protos__ClockSnapshot__Clock *clocks[2] = { &c0, &c1 };
+	Ev te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
+	struct tc_err err = { 0 };
+	struct st_stats st;
+	struct tc_buf b;
+	char path[300];
+	uint64_t ts[3] = { 2, UINT64_C(341142437361588205), 3 };
+	Pkt p;
+
+	tc_buf_init(&b);
+	/* clock 100 (a sequence clock) counts seconds: BOOTTIME 5 s is its 1 */
+	p = pkt(1);
+	p.has_sequence_flags = 1;
+	p.sequence_flags = 1;
+	c0.has_clock_id = 1;
+	c0.clock_id = 6;
+	c0.has_timestamp = 1;
+	c0.timestamp = 5000000000ULL;
+	c1.has_clock_id = 1;
+	c1.clock_id = 100;
+	c1.has_timestamp = 1;
+	c1.timestamp = 1;
+	c1.has_unit_multiplier_ns = 1;
+	c1.unit_multiplier_ns = 1000000000;
+	cs.n_clocks = 2;
+	cs.clocks = clocks;
+	p.clock_snapshot = &cs;
+	put(&b, &p, NULL, 0);
+	for (int i = 0; i < 3; i++) {
+		p = pkt(1);
+		p.has_timestamp = 1;
+		p.timestamp = ts[i];
+		p.has_timestamp_clock_id = 1;
+		p.timestamp_clock_id = 100;
+		te = (Ev)PERFETTO__PROTOS__TRACK_EVENT__INIT;
+		te.has_type = 1;
+		te.type = 3;
+		te.name = "tick";
+		p.track_event = &te;
+		put(&b, &p, NULL, 0);
+	}
+	snprintf(path, sizeof(path), "%s/clock-overflow.db", tmpdir);
+	if (!ok(ingest_mem(b.data, b.len, path, &st, &err) == 0,
+		"a timestamp out of range: the trace still ingests"))
+		printf("#   %s\n", err.msg);
+	is_int(st.instants, 2, "the events around it stay");
+	is_int(st.bad_events, 1, "it is counted bad");
+	if (!ok(strstr(st.first_bad, "out of range") != NULL, "and named"))
+		printf("#   first bad: %s\n", st.first_bad);
+	tc_buf_free(&b);
+}
+
 static void
 test_args(void)
 {
@@ -1275,6 +1338,7 @@ main(void)
 	dec_trace((const uint8_t *)b.data, b.len, SIZE_MAX, 400, "hand-built trace", 0.4);
 	dec_shared_trace();
 	test_args();
+	test_clock_overflow();
 	test_category_redefined();
 	test_decode_ahead();
 	tc_buf_free(&b);
