@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
+#include "common/tc-json.h"
 #include "store/library.h"
 #include "ingest/ingest.h"
 #include "ingest/ntff.h"
@@ -66,7 +67,7 @@ ntff_offset_of(json_t *manifest, const char *name)
 static void
 ntff_warn(json_t *warnings, const char *msg)
 {
-	json_array_append_new(warnings, json_string(msg));
+	json_array_append_new(warnings, tc_json_str(msg));	/* it may quote a section's name */
 }
 
 int
