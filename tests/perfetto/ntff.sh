@@ -69,5 +69,16 @@ grep -q "skipping: .*import/small.pftrace.*CRC mismatch" "$T/e.txt"; ok $? "and 
 "$NX" ntff verify "$T/salvaged.ntff" >/dev/null; ok $? "the salvaged file verifies"
 is "$("$NX" ntff ls --json "$T/salvaged.ntff" | jget /dev/stdin "j['name']")" manifest.json \
    "the salvaged file keeps the manifest only"
+# a damaged section whose name is not UTF-8 is still named (the reason was dropped)
+printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":2}]}' >"$T/in$(printf '\376').json"
+"$NX" convert "$T/in$(printf '\376').json" "$T/u8.ntff"
+"$PY" - "$T/u8.ntff" <<'PYEOF'
+import sys
+d = bytearray(open(sys.argv[1], 'rb').read())
+d[d.find(b'in\xfe.json') + 60] ^= 0xff
+open(sys.argv[1], 'wb').write(d)
+PYEOF
+"$NX" ingest --data "$T/d" "$T/u8.ntff" 2>"$T/e.txt" >/dev/null; is $? 1 "a damaged section named with a byte that is not UTF-8: ingest fails"
+grep -q "no trace data loaded.*import/in.*json.*CRC mismatch" "$T/e.txt"; ok $? "and says why"
 "$NX" ntff ls "$T/notthere.ntff" 2>"$T/e.txt"; is $? 1 "missing file exits 1"
 done_testing
