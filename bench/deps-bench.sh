@@ -2,20 +2,32 @@
 # SPDX-License-Identifier: MIT
 # bench/deps-bench.sh - cost of the dependency analysis (deps/) on a
 # SYNTHETIC engine trace from tests/deps-gen: ingest with and without the
-# analysis (NX_DEPS_DISABLE=1), then chain and critical-path query times.
-# Run from a build directory: sh bench/deps-bench.sh [EVENTS] (default 1000000).
-# Each ingest runs NX_BENCH_RUNS times (default 3): the least and the median
-# CPU and wall times count.  The analysis runs on as many threads as there
-# are CPUs (at most 8) and, for comparison, on one (NX_DEPS_THREADS=1).
-# Prints a Markdown table for docs/benchmarks-deps.md.
+# analysis (NX_DEPS_DISABLE=1), then chain and critical-path query times from
+# the CLI and through a server.
+# usage: bench/deps-bench.sh [BUILD_DIR | EVENTS]   (`make bench` passes the
+# build directory; a number is the event count, run from a build directory)
+# env: EVENTS (default 1000000), NX_BENCH_RUNS (ingests of each kind, default
+# 3: the least and the median CPU and wall times count), BENCH_OUT (the page
+# whose generated part is rewritten, default docs/benchmarks-deps.md; "-":
+# print only).  The analysis runs on as many threads as there are CPUs (at
+# most 8) and, for comparison, on one (NX_DEPS_THREADS=1).
 set -eu
-N=${1:-1000000}
-RUNS=${NX_BENCH_RUNS:-3}
+N=${EVENTS:-1000000}
 B=${NX_BUILDDIR:-$(pwd)}
+case "${1:-}" in
+'') ;;
+*[!0-9]*) B=$1 ;;
+*) N=$1 ;;
+esac
+RUNS=${NX_BENCH_RUNS:-3}
 NX=$B/neuron-explorer
 GEN=$B/tests/deps-gen
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${BENCH_OUT:-$top/docs/benchmarks-deps.md}
 W=$(mktemp -d "${TMPDIR:-/tmp}/nxdepsbench.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+SRV=""
+trap '[ -n "$SRV" ] && kill "$SRV" 2>/dev/null; rm -rf "$W"' EXIT
+[ -x "$GEN" ] || make -C "$B" tests/deps-gen >/dev/null
 
 "$GEN" -n "$N" >"$W/trace.json"
 size=$(wc -c <"$W/trace.json")
@@ -76,6 +88,41 @@ cphops=$("$NX" critical-path --data "$W/d1" "$id" --max-hops 1 --json |
 	python3 -c "import json,sys; j = json.load(sys.stdin); print(j['hops_total'], 'hops' + (', truncated' if j['truncated'] else ''))")
 true_=$(ms true)
 
+# Through a server, as the page and API users see them: curl's time_total over
+# loopback for 7 events spread over the trace, the median; /healthz is the floor.
+"$NX" serve --data "$W/d1" --listen 127.0.0.1:0 >"$W/srv.out" 2>"$W/srv.err" &
+SRV=$!
+url=""
+for _ in $(seq 100); do
+	url=$(sed -n 's/^neuron-explorer: serving \(http:[^ ]*\)$/\1/p' "$W/srv.out" | head -1)
+	[ -n "$url" ] && break
+	sleep 0.1
+done
+url=${url%/}
+api=$url/api/traces/$id
+# median ms of PATH (with @E@ the event and @T@ its start) over the 7 events
+srv_ms() {
+	for k in 1 2 3 4 5 6 7; do
+		e=$(( N * k / 8 + 17 ))
+		t=$("$NX" sql "$W/d1/traces/$id.db" "SELECT ts FROM events WHERE id = $e")
+		p=$(echo "$1" | sed "s/@E@/$e/g; s/@T@/$t/g; s/@T0@/$((t - 1000000))/g")
+		curl -s -o /dev/null -w '%{time_total}\n' "$p"
+	done | sort -n | sed -n 4p | awk '{ printf "%.1f", $1 * 1000 }'
+}
+curl -s -o /dev/null "$api/deps/$mid"	# the connection's first open, not timed
+s_def=$(srv_ms "$api/deps/@E@")
+s_page=$(srv_ms "$api/deps/@E@?depth=3&budget=2000")
+s_chain=$(srv_ms "$api/deps/@E@?depth=10&budget=1000")
+s_ev=$(srv_ms "$api/events/@E@")
+s_w1=$(srv_ms "$api/critical-path?start=@T0@&end=@T@")
+s_b10k=$(srv_ms "$api/critical-path?event=@E@&budget=10000")
+s_whole=$(srv_ms "$api/critical-path")
+s_floor=$(srv_ms "$url/healthz")
+kill "$SRV" 2>/dev/null
+wait "$SRV" 2>/dev/null || true
+SRV=""
+
+{
 echo "| events | file | edges | threads | ingest cpu without / with analysis (least; median) | overhead | wall without / with (least; median) | overhead |"
 echo "|---|---|---|---|---|---|---|---|"
 echo "| $N | $((size / 1048576)) MiB | $edges | 1 | ${base_cpu} s / ${one_cpu} s; ${base_mcpu} s / ${one_mcpu} s | $(pct "$one_cpu" "$base_cpu") | ${base_wall} s / ${one_wall} s; ${base_mwall} s / ${one_mwall} s | $(pct "$one_wall" "$base_wall") |"
@@ -91,3 +138,32 @@ echo "| critical path, the 1 ms window before that | $cp1 |"
 echo "| critical path, whole trace, the latest 10000 hops listed ($cphops walked) | $cpw |"
 echo "| critical path, whole trace, the last 10000 hops walked (--budget 10000) | $cpw10k |"
 echo "| (process start alone: \`true\`) | $true_ |"
+echo
+echo "| query (server on loopback, curl, median of 7 events) | ms |"
+echo "|---|---|"
+echo "| chain, the API's default (both ways, depth 8, budget 10000) | $s_def |"
+echo "| chain, the page's (depth 3, budget 2000) | $s_page |"
+echo "| chain, depth 10, budget 1000 | $s_chain |"
+echo "| event detail with its edge lists | $s_ev |"
+echo "| critical path, the 1 ms window before the event | $s_w1 |"
+echo "| critical path ending at the event, 10000 hops (\`budget=10000\`) | $s_b10k |"
+echo "| critical path, whole trace ($cphops walked, the latest 10000 listed) | $s_whole |"
+echo "| (floor: \`GET /healthz\`) | $s_floor |"
+} >"$W/tables"
+cat "$W/tables"
+[ "$out" = "-" ] && exit 0
+# the generated part sits between two markers; the hand-written rounds stay
+grep -q '^<!-- bench:begin -->$' "$out" ||
+	printf '\n## Last run\n\n<!-- bench:begin -->\n<!-- bench:end -->\n' >>"$out"
+{
+	sed -n '1,/^<!-- bench:begin -->$/p' "$out"
+	echo
+	echo "Last \`make bench\` run: $(date -u +%Y-%m-%d), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)," \
+	     "$N events (\`EVENTS=$N NX_BENCH_RUNS=$RUNS bench/deps-bench.sh\`)."
+	echo
+	cat "$W/tables"
+	echo
+	sed -n '/^<!-- bench:end -->$/,$p' "$out"
+} >"$W/page"
+cp "$W/page" "$out"
+echo "bench: wrote $out"
