@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/tc-jw.h"
 #include "cli/cmds.h"
 #include "ingest/ntff.h"
 
@@ -69,7 +70,7 @@ ntff_ls(struct ntff_reader *r, const char *path, bool json)
 		if (json)
 			printf("{\"index\":%zu,\"kind\":\"%s\",\"kind_id\":%d,\"compressed\":%s,"
 			       "\"offset\":%" PRIu64 ",\"stored\":%" PRIu64 ",\"raw\":%" PRIu64
-			       ",\"crc32\":\"%08x\",\"status\":\"%s\",\"name\":\"", i,
+			       ",\"crc32\":\"%08x\",\"status\":\"%s\",\"name\":", i,
 			       ntff_kind_name(s->kind), s->kind,
 			       (s->flags & NTFF_F_ZLIB) ? "true" : "false", s->offset,
 			       s->stored_len, s->raw_len, s->crc, ntff_status_name(s->status));
@@ -78,17 +79,11 @@ ntff_ls(struct ntff_reader *r, const char *path, bool json)
 			       ntff_kind_name(s->kind), (s->flags & NTFF_F_ZLIB) ? "yes" : "no",
 			       s->stored_len, s->raw_len, ntff_status_name(s->status));
 		if (json) {
-			const char *p;
+			struct tc_jw w = { 0 };
 
-			for (p = s->name; *p; p++) {
-				if (*p == '"' || *p == '\\')
-					printf("\\%c", *p);
-				else if ((unsigned char)*p < 0x20)
-					printf("\\u%04x", *p);
-				else
-					putchar(*p);
-			}
-			printf("\"}\n");
+			tc_jw_str(&w, s->name);	/* bytes: U+FFFD where not UTF-8 */
+			printf("%s}\n", w.p);
+			tc_jw_free(&w);
 		} else {
 			printf("%s\n", s->name);
 		}

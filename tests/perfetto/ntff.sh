@@ -80,5 +80,7 @@ open(sys.argv[1], 'wb').write(d)
 PYEOF
 "$NX" ingest --data "$T/d" "$T/u8.ntff" 2>"$T/e.txt" >/dev/null; is $? 1 "a damaged section named with a byte that is not UTF-8: ingest fails"
 grep -q "no trace data loaded.*import/in.*json.*CRC mismatch" "$T/e.txt"; ok $? "and says why"
+is "$("$NX" ntff ls --json "$T/u8.ntff" 2>/dev/null | head -1 | jget /dev/stdin "ascii(j['name'])")" \
+	"'import/in\ufffd.json'" "ls --json writes its name as UTF-8, the bad byte as U+FFFD"
 "$NX" ntff ls "$T/notthere.ntff" 2>"$T/e.txt"; is $? 1 "missing file exits 1"
 done_testing
