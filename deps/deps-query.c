@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * deps/deps-query.c - the read side of dependencies: the edges of one
- * event and a bounded chain (BFS) around an event, and the lookups they
- * share with the critical path (deps/deps-critical.c, through
- * deps-query.h).  Stored edges come from the edges table (indexes on
- * (src, kind) and (dst, kind)); program-order edges are derived here, at
+ * event, and the lookups it shares with chains (deps/deps-chain.c) and the
+ * critical path (deps/deps-critical.c) through deps-query.h.  Stored edges
+ * come from the store's direct reads, or else the edges table (lookups by
+ * src or dst); program-order edges are derived here, at
  * query time: on an in-order unit (engine, queue, stream, host thread) a
  * slice depends on its previous sibling, the slice before it at its depth
  * within the same parent (at the top level, the previous top-level slice of
@@ -571,7 +571,7 @@ dq_label(struct dq *q, int64_t src, int64_t dst, int kind, char **label)
 	return 0;
 }
 
-/* ---- chains ---- */
+/* ---- sets of (a, b, c) triples: the events and edges a walk has seen ---- */
 
 static uint64_t
 mix(int64_t a, int64_t b, int c)
