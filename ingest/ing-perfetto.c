@@ -775,7 +775,7 @@ pf_annot_value(struct pf_seq *s, const PfAnnot *a, int depth)
 	if (a->legacy_json_value) {
 		json_t *v = json_loads(a->legacy_json_value, JSON_DECODE_ANY, NULL);
 
-		return v ? v : json_string(a->legacy_json_value);
+		return v ? v : tc_json_str(a->legacy_json_value);
 	}
 	return json_null();
 }

@@ -1122,7 +1122,10 @@ test_args(void)
 	a[1].name = "ok";
 	a[1].has_int_value = 1;
 	a[1].int_value = 1;
-	put_args_event(&b, "badutf8", ap, 2);
+	a[2] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[2].name = "lj";
+	a[2].legacy_json_value = "not json \xff";
+	put_args_event(&b, "badutf8", ap, 3);
 
 	snprintf(path, sizeof(path), "%s/args.db", tmpdir);
 	if (!ok(ingest_mem(b.data, b.len, path, &st, &err) == 0, "args trace ingests"))
@@ -1167,8 +1170,9 @@ test_args(void)
 	free(want);
 	json_decref(o);
 	is_q(db, "SELECT args FROM events WHERE name = (SELECT id FROM strings WHERE s = 'badutf8')",
-	     "{\"k\\uFFFD\":\"v\\uFFFD\",\"ok\":1}",
-	     "args: a name and a value that are not UTF-8 are kept, each bad byte as U+FFFD");
+	     "{\"k\\uFFFD\":\"v\\uFFFD\",\"ok\":1,\"lj\":\"not json \\uFFFD\"}",
+	     "args: a name, a value and legacy JSON text that are not UTF-8 are kept, each bad "
+	     "byte as U+FFFD");
 	sqlite3_close(db);
 	tc_buf_free(&b);
 }
