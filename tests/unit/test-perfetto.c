@@ -69,15 +69,44 @@ pkt(uint32_t seq)
 	return p;
 }
 
+/*
+ * A ClockSnapshot on sequence 1 (clearing its state): BOOTTIME (6) at 5 s is
+ * @clock at @ts, a unit of @mult ns, @incremental or not.
+ */
+static void
+put_snapshot(struct tc_buf *b, uint32_t clock, uint64_t ts, uint64_t mult, bool incremental)
+{
+	Perfetto__Protos__ClockSnapshot cs = PERFETTO__PROTOS__CLOCK_SNAPSHOT__INIT;
+	Perfetto__Protos__ClockSnapshot__Clock c0 = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
+	Perfetto__Protos__ClockSnapshot__Clock c1 = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
+	Perfetto__Protos__ClockSnapshot__Clock *clocks[2] = { &c0, &c1 };
+	Pkt p = pkt(1);
+
+	p.has_sequence_flags = 1;
+	p.sequence_flags = 1;
+	c0.has_clock_id = 1;
+	c0.clock_id = 6;
+	c0.has_timestamp = 1;
+	c0.timestamp = 5000000000ULL;
+	c1.has_clock_id = 1;
+	c1.clock_id = clock;
+	c1.has_timestamp = 1;
+	c1.timestamp = ts;
+	c1.has_is_incremental = incremental;
+	c1.is_incremental = incremental;
+	c1.has_unit_multiplier_ns = 1;
+	c1.unit_multiplier_ns = mult;
+	cs.n_clocks = 2;
+	cs.clocks = clocks;
+	p.clock_snapshot = &cs;
+	put(b, &p, NULL, 0);
+}
+
 static void
 build_trace(struct tc_buf *b)
 {
 	Pkt p;
 	Ev te;
-	Perfetto__Protos__ClockSnapshot cs = PERFETTO__PROTOS__CLOCK_SNAPSHOT__INIT;
-	Perfetto__Protos__ClockSnapshot__Clock c0 = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
-	Perfetto__Protos__ClockSnapshot__Clock c1 = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
-	Perfetto__Protos__ClockSnapshot__Clock *clocks[2] = { &c0, &c1 };
 	Perfetto__Protos__TrackDescriptor td = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 	Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
 	Perfetto__Protos__ThreadDescriptor thd = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
@@ -104,25 +133,7 @@ build_trace(struct tc_buf *b)
 	uint8_t *z;
 
 	/* seq 1: clear, clock 64 = µs deltas; BOOTTIME 5 s == clock 64 at 1 s */
-	p = pkt(1);
-	p.has_sequence_flags = 1;
-	p.sequence_flags = 1;
-	c0.has_clock_id = 1;
-	c0.clock_id = 6;
-	c0.has_timestamp = 1;
-	c0.timestamp = 5000000000ULL;
-	c1.has_clock_id = 1;
-	c1.clock_id = 64;
-	c1.has_timestamp = 1;
-	c1.timestamp = 1000000;
-	c1.has_is_incremental = 1;
-	c1.is_incremental = 1;
-	c1.has_unit_multiplier_ns = 1;
-	c1.unit_multiplier_ns = 1000;
-	cs.n_clocks = 2;
-	cs.clocks = clocks;
-	p.clock_snapshot = &cs;
-	put(b, &p, NULL, 0);
+	put_snapshot(b, 64, 1000000, 1000, true);
 
 	/* descriptors: process 42 "proc", thread 7 "main", counter "bytes" */
 	p = pkt(1);
@@ -949,10 +960,6 @@ put_args_event(struct tc_buf *b, const char *name, Annot **an, size_t n)
 static void
 test_clock_overflow(void)
 {
-	Perfetto__Protos__ClockSnapshot cs = PERFETTO__PROTOS__CLOCK_SNAPSHOT__INIT;
-	Perfetto__Protos__ClockSnapshot__Clock c0 = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
-	Perfetto__Protos__ClockSnapshot__Clock c1 = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__INIT;
-	Perfetto__Protos__ClockSnapshot__Clock *clocks[2] = { &c0, &c1 };
 	Ev te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
 	struct tc_err err = { 0 };
 	struct st_stats st;
@@ -963,23 +970,7 @@ test_clock_overflow(void)
 
 	tc_buf_init(&b);
 	/* clock 100 (a sequence clock) counts seconds: BOOTTIME 5 s is its 1 */
-	p = pkt(1);
-	p.has_sequence_flags = 1;
-	p.sequence_flags = 1;
-	c0.has_clock_id = 1;
-	c0.clock_id = 6;
-	c0.has_timestamp = 1;
-	c0.timestamp = 5000000000ULL;
-	c1.has_clock_id = 1;
-	c1.clock_id = 100;
-	c1.has_timestamp = 1;
-	c1.timestamp = 1;
-	c1.has_unit_multiplier_ns = 1;
-	c1.unit_multiplier_ns = 1000000000;
-	cs.n_clocks = 2;
-	cs.clocks = clocks;
-	p.clock_snapshot = &cs;
-	put(&b, &p, NULL, 0);
+	put_snapshot(&b, 100, 1, 1000000000, false);
 	for (int i = 0; i < 3; i++) {
 		p = pkt(1);
 		p.has_timestamp = 1;
