@@ -71,10 +71,7 @@ ch_found(struct ch *c, int64_t id, int hop)
 {
 	if (!dq_set_add(&c->seen, id, 0, 0))
 		return;
-	if (c->ni == c->icap) {
-		c->icap = c->icap ? 2 * c->icap : 64;
-		c->items = tc_xrealloc(c->items, c->icap * sizeof(*c->items));
-	}
+	TC_GROW(c->items, c->ni, c->icap, 64);
 	c->items[c->ni++] = (struct ch_item){ .id = id, .hop = hop };
 }
 
@@ -95,8 +92,7 @@ ch_expand(struct ch *c, const struct dq_ev *ev, int hop, bool out)
 		int64_t p = dq_po(&c->q, ev, out);
 
 		if (p) {
-			nb = tc_xmalloc(sizeof(*nb));
-			cap = 1;
+			TC_GROW(nb, n, cap, 16);
 			nb[n++] = (struct dq_nb){ .id = p, .kind = ST_EDGE_ORDER,
 						  .label = tc_xstrdup(PO_LABEL) };
 		}
@@ -115,10 +111,7 @@ ch_expand(struct ch *c, const struct dq_ev *ev, int hop, bool out)
 			free(nb[i].label);
 			continue;
 		}
-		if (c->ne == c->ecap) {
-			c->ecap = c->ecap ? 2 * c->ecap : 64;
-			c->edges = tc_xrealloc(c->edges, c->ecap * sizeof(*c->edges));
-		}
+		TC_GROW(c->edges, c->ne, c->ecap, 64);
 		c->edges[c->ne++] = (struct ch_edge){ src, dst, nb[i].kind, nb[i].label,
 						      nb[i].pending };
 		ch_found(c, nb[i].id, nhop);

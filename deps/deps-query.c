@@ -495,10 +495,7 @@ dq_stored_direct(struct dq *q, int64_t id, bool out, unsigned kinds, size_t limi
 
 		if (!((1u << kind) & kinds))
 			continue;
-		if (*n == *cap) {
-			*cap = *cap ? 2 * *cap : 16;
-			*v = tc_xrealloc(*v, *cap * sizeof(**v));
-		}
+		TC_GROW(*v, *n, *cap, 16);
 		(*v)[(*n)++] = (struct dq_nb){ .id = other, .kind = kind, .pending = true };
 	}
 	/* the order of the SQL below: by kind, then the other end (stable) */
@@ -529,10 +526,7 @@ dq_stored(struct dq *q, int64_t id, bool out, unsigned kinds, size_t limit, stru
 	while ((s = sqlite3_step(*st)) == SQLITE_ROW) {
 		const unsigned char *l = sqlite3_column_text(*st, 2);
 
-		if (*n == *cap) {
-			*cap = *cap ? 2 * *cap : 16;
-			*v = tc_xrealloc(*v, *cap * sizeof(**v));
-		}
+		TC_GROW(*v, *n, *cap, 16);
 		(*v)[(*n)++] = (struct dq_nb){ .id = sqlite3_column_int64(*st, 0),
 					       .kind = sqlite3_column_int(*st, 1),
 					       .label = l ? tc_xstrdup((const char *)l) : NULL };

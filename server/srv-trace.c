@@ -956,30 +956,23 @@ event_exists(sqlite3 *db, int64_t eid)
 	return ok;
 }
 
+/*
+ * Answer a dependency query: its JSON text (@text, @len bytes, malloc'd,
+ * freed here), or when NULL the error in @err.  Gives the connection back.
+ */
 static enum MHD_Result
-deps_reply(struct srv_req *r, struct srv_pool_conn *c, json_t *j, struct tc_err *err)
-{
-	st_read_end(c->db);
-	srv_pool_put(r->srv, c);
-	if (j)
-		return srv_reply_json(r, 200, j);
-	if (err->code == -ENOENT)
-		return srv_reply_error(r, 404, "not_found", "%s", err->msg);
-	return srv_reply_error(r, 500, "deps_failed", "%s", err->msg[0] ? err->msg :
-			       "dependency query failed");
-}
-
-/* deps_reply() for an answer written as JSON text (@text malloc'd, freed here). */
-static enum MHD_Result
-deps_text_reply(struct srv_req *r, struct srv_pool_conn *c, char *text, size_t len,
-		struct tc_err *err)
+deps_reply(struct srv_req *r, struct srv_pool_conn *c, char *text, size_t len,
+	   struct tc_err *err)
 {
 	enum MHD_Result ret;
 
-	if (!text)
-		return deps_reply(r, c, NULL, err);
 	st_read_end(c->db);
 	srv_pool_put(r->srv, c);
+	if (!text && err->code == -ENOENT)
+		return srv_reply_error(r, 404, "not_found", "%s", err->msg);
+	if (!text)
+		return srv_reply_error(r, 500, "deps_failed", "%s", err->msg[0] ? err->msg :
+				       "dependency query failed");
 	ret = srv_reply_text(r, 200, text, len);
 	free(text);
 	return ret;
@@ -1016,7 +1009,7 @@ api_deps(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 	}
 	st_read_begin(c->db);	/* a chain runs thousands of lookups */
 	text = deps_chain_text(c->db, eid, kinds, dir, (int)depth, (int)budget, &len, &err);
-	return deps_text_reply(r, c, text, len, &err);
+	return deps_reply(r, c, text, len, &err);
 put:
 	srv_pool_put(r->srv, c);
 	return MHD_YES;
@@ -1043,7 +1036,7 @@ api_critical(struct srv_req *r, struct srv_pool_conn *c)
 	st_read_begin(c->db);
 	text = deps_critical_path_text(c->db, eid, start, end, kinds, (int)max_hops, (int)budget,
 				       &len, &err);
-	return deps_text_reply(r, c, text, len, &err);
+	return deps_reply(r, c, text, len, &err);
 put:
 	srv_pool_put(r->srv, c);
 	return MHD_YES;

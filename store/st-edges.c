@@ -1314,7 +1314,7 @@ ev_fetch(struct ev_vtab *vt, sqlite3_stmt **st, const char *sql, int64_t id, uin
 
 struct ev_entry {
 	uint64_t d, z, lk, a, b;
-	int form;
+	int form, kind;		/* from lk */
 };
 
 /* Parse one blob entry at *@q; SQLITE_OK or SQLITE_CORRUPT. */
@@ -1328,6 +1328,7 @@ ev_entry_get(const uint8_t **q, const uint8_t *end, struct ev_entry *e)
 	    tc_uvarint_get(q, end, &e->lk))
 		return SQLITE_CORRUPT;
 	x = e->lk >> ST_EDGE_KIND_BITS;
+	e->kind = (int)(e->lk & ((1u << ST_EDGE_KIND_BITS) - 1));
 	e->form = x ? (int)(x & 3) : 0;
 	if (x && e->form == 0)
 		return SQLITE_CORRUPT;
@@ -1433,7 +1434,7 @@ ev_decode(struct ev_cursor *c, const uint8_t *q, const uint8_t *end, int64_t blo
 			return SQLITE_CORRUPT;
 		if (self >= 0 && cur > self)
 			break;
-		k = (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1));
+		k = e.kind;
 		if ((self >= 0 && cur != self) || (peer >= 0 && other != peer) ||
 		    (kind >= 0 && k != kind))
 			continue;
@@ -1500,15 +1501,13 @@ ev_ins_find(struct ev_vtab *vt, struct ev_row *r, size_t occ)
 		return rc;
 	while (q < end) {
 		struct ev_entry e;
-
 		int64_t other;
 
 		if (ev_entry_get(&q, end, &e) != SQLITE_OK || !ev_step(&e, &cur, &other))
 			return SQLITE_CORRUPT;
 		if (cur > r->dst)
 			break;
-		if (cur != r->dst || other != r->src ||
-		    (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1)) != r->kind || occ--)
+		if (cur != r->dst || other != r->src || e.kind != r->kind || occ--)
 			continue;
 		r->form = (uint8_t)e.form;
 		r->label = (uint32_t)(e.lk >> (ST_EDGE_KIND_BITS + 2));
@@ -1822,12 +1821,9 @@ st_conn_edges(struct st_conn *c, int64_t id, bool out, struct st_edge_end **v, s
 			break;
 		if (cur != id)
 			continue;
-		if (*n == *cap) {
-			*cap = *cap ? 2 * *cap : 16;
-			*v = tc_xrealloc(*v, *cap * sizeof(**v));
-		}
+		TC_GROW(*v, *n, *cap, 16);
 		(*v)[(*n)++] = (struct st_edge_end){
-			.id = other, .kind = (int)(e.lk & ((1u << ST_EDGE_KIND_BITS) - 1)) };
+			.id = other, .kind = e.kind };
 	}
 	return 0;
 }
