@@ -755,43 +755,77 @@ st_edges_sort_out(const struct st_edges *x, const struct st_estream *s, uint32_t
 	return 0;
 }
 
-/* The ins blob of groups [@a, @b) (sorted, of the block at @block_base) into @buf; its size. */
+/*
+ * Point the entries of blob index @idx from group @g on that @slot reaches
+ * (the first event at or past them is @slot, less the block's first id) at
+ * entry offset @off, after an entry of event @prev.  Return: the first
+ * group still to point.
+ */
+static int
+st_idx_fill(uint8_t *idx, int g, unsigned slot, unsigned prev, size_t off)
+{
+	for (; g < ST_EDGE_GROUPS && (unsigned)g * ST_EDGE_GROUP <= slot; g++) {
+		uint8_t *e = idx + 5 * g;
+
+		e[0] = (uint8_t)off;
+		e[1] = (uint8_t)(off >> 8);
+		e[2] = (uint8_t)(off >> 16);
+		e[3] = (uint8_t)(off >> 24);
+		e[4] = (uint8_t)prev;
+	}
+	return g;
+}
+
+/*
+ * The ins blob of groups [@a, @b) (sorted, of the block at @block_base) into
+ * @buf, its index first; its size (0 for none: no blob).
+ */
 static size_t
 st_edges_enc_in(const uint8_t *const *g, size_t a, size_t b, uint32_t part_base,
 		uint32_t block_base, uint8_t *buf)
 {
-	uint8_t *p = buf;
+	uint8_t *e0 = buf + ST_EDGE_IDX, *p = e0;
 	uint32_t prev = block_base;
+	int grp = 0;
 
+	if (a == b)
+		return 0;
 	for (size_t i = a; i < b; i++) {
 		uint32_t dst = part_base + st_get32(g[i]);
 		size_t len = st_get16(g[i] + 4);
 
+		grp = st_idx_fill(buf, grp, dst - block_base, prev - block_base, (size_t)(p - e0));
 		p += tc_uvarint_put(p, dst - prev);
 		memcpy(p, g[i] + ST_GROUP_HDR, len);
 		p += len;
 		prev = dst;
 	}
+	st_idx_fill(buf, grp, ST_EDGE_BLOCK, prev - block_base, (size_t)(p - e0));
 	return (size_t)(p - buf);
 }
 
-/* The outs blob of records [@a, @b) into @buf; its size. */
+/* The outs blob of records [@a, @b) into @buf, its index first; its size (0 for none). */
 static size_t
 st_edges_enc_out(const uint64_t *r, size_t a, size_t b, uint32_t part_base, uint32_t block_base,
 		 uint8_t *buf)
 {
-	uint8_t *p = buf;
+	uint8_t *e0 = buf + ST_EDGE_IDX, *p = e0;
 	uint32_t prev = block_base;
+	int grp = 0;
 
+	if (a == b)
+		return 0;
 	for (size_t i = a; i < b; i++) {
 		uint32_t src = part_base + (uint32_t)(r[i] >> 35);
 		int64_t dst = (int64_t)(r[i] >> 3 & 0xffffffffu);
 
+		grp = st_idx_fill(buf, grp, src - block_base, prev - block_base, (size_t)(p - e0));
 		p += tc_uvarint_put(p, src - prev);
 		p += tc_uvarint_put(p, tc_zigzag(dst - (int64_t)src));
 		*p++ = (uint8_t)(r[i] & 7);	/* uvarint kind: one byte */
 		prev = src;
 	}
+	st_idx_fill(buf, grp, ST_EDGE_BLOCK, prev - block_base, (size_t)(p - e0));
 	return (size_t)(p - buf);
 }
 
@@ -863,7 +897,8 @@ st_edges_pack(struct st_edges *x, uint32_t p, struct st_packer *k, struct st_pac
 		k->rs = tc_xmalloc(k->rcap * sizeof(*k->rs));
 	}
 	/* a bound for all the blocks of the partition */
-	need = si->bytes + si->count * TC_VARINT_MAX + so->count * 3 * TC_VARINT_MAX;
+	need = si->bytes + si->count * TC_VARINT_MAX + so->count * 3 * TC_VARINT_MAX +
+	       2 * ST_EDGE_IDX * (nids / ST_EDGE_BLOCK + 1);
 	if (need > pk->cap) {
 		pk->cap = need;
 		free(pk->buf);
@@ -1103,21 +1138,25 @@ enum { EV_SRC, EV_DST, EV_KIND, EV_LABEL };
 
 /*
  * The last ins or outs blob read, with where each event's entries start,
- * indexed as far as lookups have needed: a lookup decodes the entries up to
- * its event once, and later lookups in the block (a critical path walks
- * back through neighbouring events) go straight to theirs.
+ * found a group of ST_EDGE_GROUP events at a time through the blob's index
+ * as lookups need them: a lookup decodes the entries of its event's group
+ * once, and later lookups in the group (a critical path walks back through
+ * neighbouring events) go straight to theirs.
  */
 struct ev_view {
 	int64_t block;		/* -1: none */
-	uint8_t *blob;		/* sqlite3_malloc'd copy */
-	int len;
-	/* indexed so far: the entries before byte @pos, @n of them, the last of id @last */
-	int pos;
-	uint32_t n;
-	int last;		/* less the block's first id; -1: none yet */
+	sqlite3_stmt *get_len;	/* the blob's length, or no row */
+	sqlite3_blob *h;	/* open on the last row read (its blob is read through it) */
+	/*
+	 * The blob as far as it is read (sqlite3_malloc'd, @cap bytes): its
+	 * index and the entries of the groups in @done, at their offsets.
+	 */
+	uint8_t *blob;
+	int len, cap;
+	uint32_t done;		/* bit g: the entries of group g are read and indexed */
 	uint32_t off[ST_EDGE_BLOCK];	/* event i's first entry, EV_SLOT_NONE: none */
-	uint32_t idx[ST_EDGE_BLOCK];	/* and its entry number (row ids count entries) */
-	uint16_t prev[ST_EDGE_BLOCK];	/* the id before it, less the block's first */
+	uint32_t gend[ST_EDGE_GROUPS];	/* where the entries of group g end (once in @done) */
+	uint8_t prev[ST_EDGE_BLOCK];	/* the id before it, less the block's first */
 };
 
 struct ev_vtab {
@@ -1125,7 +1164,7 @@ struct ev_vtab {
 	sqlite3 *db;
 	struct st_conn *conn;	/* shared with the connection's events table, or NULL */
 	struct tc_buf text;	/* a label being rebuilt */
-	sqlite3_stmt *get_ins, *get_outs, *get_label;
+	sqlite3_stmt *get_label;
 	struct ev_view view[2];	/* [0] ins, [1] outs */
 	/* the last label row read: its texts, where each starts and its length */
 	int64_t lgroup;
@@ -1183,12 +1222,13 @@ ev_disconnect(sqlite3_vtab *base)
 
 	if (vt->conn && vt->conn->edges == vt)
 		vt->conn->edges = NULL;
-	sqlite3_finalize(vt->get_ins);
-	sqlite3_finalize(vt->get_outs);
 	sqlite3_finalize(vt->get_label);
 	sqlite3_free(vt->lblob);
-	sqlite3_free(vt->view[0].blob);
-	sqlite3_free(vt->view[1].blob);
+	for (int i = 0; i < 2; i++) {
+		sqlite3_finalize(vt->view[i].get_len);
+		sqlite3_blob_close(vt->view[i].h);
+		sqlite3_free(vt->view[i].blob);
+	}
 	tc_buf_free(&vt->text);
 	sqlite3_free(vt);
 	return SQLITE_OK;
@@ -1353,80 +1393,184 @@ ev_step(const struct ev_entry *e, int64_t *cur, int64_t *other)
 	return !__builtin_add_overflow(*cur, tc_unzigzag(e->z), other);
 }
 
+static uint32_t
+ev_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
 /*
- * Block @block's ins (@by_src false) or outs blob in vt->view, indexed at
- * least up to event @slot of the block (its off[] is final).  Return:
- * SQLITE_OK, SQLITE_DONE when the block has none that way, or an error.
+ * The length of block @block's ins (@by_src false) or outs blob into
+ * *@len.  Return: SQLITE_OK, SQLITE_DONE when the block has none that way
+ * (no row, or NULL), or an error.
+ */
+static int
+ev_view_len(struct ev_vtab *vt, struct ev_view *v, bool by_src, int64_t block, int *len)
+{
+	/* typeof() and length() read the record's header, not the blob */
+	int rc = ev_prep(vt, &v->get_len, by_src ?
+			 "SELECT typeof(outs), length(outs) FROM edge_blocks WHERE id = ?" :
+			 "SELECT typeof(ins), length(ins) FROM edge_blocks WHERE id = ?");
+	const char *t;
+
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_bind_int64(v->get_len, 1, block);
+	rc = sqlite3_step(v->get_len);
+	t = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(v->get_len, 0) : NULL;
+	if (t && !strcmp(t, "null"))
+		rc = SQLITE_DONE;
+	else if (t && strcmp(t, "blob"))
+		rc = SQLITE_CORRUPT;	/* a damaged row: text or a number */
+	else if (t)
+		*len = sqlite3_column_int(v->get_len, 1);
+	else if (rc != SQLITE_DONE)
+		rc = ev_err(vt, rc, "lookup");
+	sqlite3_reset(v->get_len);
+	return rc == SQLITE_ROW ? SQLITE_OK : rc;
+}
+
+/*
+ * Point view @v's blob handle at block @block's ins (@by_src false) or outs
+ * blob, its length into *@len: reopened on the row, or opened when there is
+ * no handle yet (a failed reopen leaves none).  Return: SQLITE_OK, SQLITE_DONE
+ * when the block has none that way (no row, or NULL), or an error.
+ */
+static int
+ev_view_open(struct ev_vtab *vt, struct ev_view *v, bool by_src, int64_t block, int *len)
+{
+	int rc = v->h ? sqlite3_blob_reopen(v->h, block) :
+			sqlite3_blob_open(vt->db, "main", "edge_blocks", by_src ? "outs" : "ins",
+					  block, 0, &v->h);
+
+	if (rc == SQLITE_OK) {
+			*len = sqlite3_blob_bytes(v->h);
+		return SQLITE_OK;
+	}
+	sqlite3_blob_close(v->h);
+	v->h = NULL;
+	if (rc == SQLITE_NOMEM)
+		return rc;
+	/* why: no such row or a NULL is an answer (it costs a copy of the blob, if any) */
+	rc = ev_view_len(vt, v, by_src, block, len);
+	return rc == SQLITE_OK ? ev_err(vt, SQLITE_CORRUPT, "lookup") : rc;
+}
+
+/* Read bytes [@at, @at + @n) of view @v's blob into v->blob, through its handle. */
+static int
+ev_view_read(struct ev_vtab *vt, struct ev_view *v, int at, int n)
+{
+	int rc = sqlite3_blob_read(v->h, v->blob + at, n, at);
+
+	return rc == SQLITE_OK ? rc : ev_err(vt, rc, "lookup");
+}
+
+/*
+ * Read and index the entries of group @g of view @v (its index read): where
+ * each event's entries start.  Return: SQLITE_OK, SQLITE_CORRUPT (the index
+ * points out of the blob or back, or an entry's event is not in the group)
+ * or an error.
+ */
+static int
+ev_view_group(struct ev_vtab *vt, struct ev_view *v, int g)
+{
+	const uint8_t *ix = v->blob + 5 * g;
+	uint32_t n = (uint32_t)(v->len - ST_EDGE_IDX), from = ev_le32(ix),
+		 to = g + 1 < ST_EDGE_GROUPS ? ev_le32(ix + 5) : n;
+	int lo = g * ST_EDGE_GROUP, cur = ix[4], rc;
+	const uint8_t *q, *end;
+
+	if (from > to || to > n || (cur >= lo && cur))
+		return SQLITE_CORRUPT;
+	for (int i = lo; i < lo + ST_EDGE_GROUP; i++)
+		v->off[i] = EV_SLOT_NONE;
+	if (to > from &&
+	    (rc = ev_view_read(vt, v, ST_EDGE_IDX + (int)from, (int)(to - from))) != SQLITE_OK)
+		return rc;
+	q = v->blob + ST_EDGE_IDX + from;
+	end = v->blob + ST_EDGE_IDX + to;
+	while (q < end) {
+		uint32_t at = (uint32_t)(q - v->blob);
+		int prev = cur;
+		struct ev_entry e;
+
+		if (ev_entry_get(&q, end, &e) != SQLITE_OK || e.d >= ST_EDGE_BLOCK ||
+		    prev + (int)e.d < lo || prev + (int)e.d >= lo + ST_EDGE_GROUP)
+			return SQLITE_CORRUPT;
+		cur = prev + (int)e.d;
+		if (v->off[cur] == EV_SLOT_NONE) {
+			v->off[cur] = at;
+			v->prev[cur] = (uint8_t)prev;
+		}
+	}
+	v->gend[g] = ST_EDGE_IDX + to;
+	v->done |= 1u << g;
+	return SQLITE_OK;
+}
+
+/*
+ * Block @block's ins (@by_src false) or outs blob in vt->view, read and
+ * indexed at least for event @slot of the block (its off[] is final).
+ * Return: SQLITE_OK, SQLITE_DONE when the block has none that way, or an
+ * error.
  */
 static int
 ev_view_get(struct ev_vtab *vt, int64_t block, bool by_src, int slot, struct ev_view **out)
 {
 	struct ev_view *v = &vt->view[by_src];
-	const uint8_t *q, *end;
-	int rc;
+	int g = slot / ST_EDGE_GROUP, rc, len = 0;
 
 	*out = v;
 	if (v->block != block) {
 		v->block = -1;
-		rc = by_src ? ev_fetch(vt, &vt->get_outs,
-				       "SELECT outs FROM edge_blocks WHERE id = ?", block,
-				       &v->blob, &v->len, "lookup") :
-			      ev_fetch(vt, &vt->get_ins, "SELECT ins FROM edge_blocks WHERE id = ?",
-				       block, &v->blob, &v->len, "lookup");
-		if (rc == SQLITE_DONE)
-			v->len = 0;	/* no such row: remembered as empty */
-		else if (rc != SQLITE_OK)
+		rc = ev_view_open(vt, v, by_src, block, &len);
+		if (rc != SQLITE_OK && rc != SQLITE_DONE)
 			return rc;
-		for (int i = 0; i < ST_EDGE_BLOCK; i++)
-			v->off[i] = EV_SLOT_NONE;
-		v->pos = 0;
-		v->n = 0;
-		v->last = -1;
+		if (len && len < ST_EDGE_IDX)
+			return SQLITE_CORRUPT;	/* shorter than its index */
+		if (len > v->cap) {
+			sqlite3_free(v->blob);
+			v->cap = 0;
+			if (!(v->blob = sqlite3_malloc(len)))
+				return SQLITE_NOMEM;
+			v->cap = len;
+		}
+		v->len = len;
 		v->block = block;
-	}
-	q = v->blob + v->pos;
-	end = v->blob + v->len;
-	while (q < end && v->last < slot) {
-		uint32_t at = (uint32_t)(q - v->blob);
-		int prev = v->last < 0 ? 0 : v->last;
-		struct ev_entry e;
-
-		if (ev_entry_get(&q, end, &e) != SQLITE_OK || e.d >= ST_EDGE_BLOCK ||
-		    prev + (int64_t)e.d >= ST_EDGE_BLOCK) {
+		v->done = 0;
+		if (len && (rc = ev_view_read(vt, v, 0, ST_EDGE_IDX)) != SQLITE_OK) {
 			v->block = -1;
-			return SQLITE_CORRUPT;
+			return rc;
 		}
-		v->last = prev + (int)e.d;
-		if (v->off[v->last] == EV_SLOT_NONE) {
-			v->off[v->last] = at;
-			v->idx[v->last] = v->n;
-			v->prev[v->last] = (uint16_t)prev;
-		}
-		v->n++;
-		v->pos = (int)(q - v->blob);
 	}
-	return v->len ? SQLITE_OK : SQLITE_DONE;
+	if (!v->len)
+		return SQLITE_DONE;
+	if (!(v->done & 1u << g) && (rc = ev_view_group(vt, v, g)) != SQLITE_OK) {
+		v->block = -1;
+		return rc;
+	}
+	return SQLITE_OK;
 }
 
 /*
- * Decode the entries [@q, @end) of block @block's ins or (@by_src) outs blob,
- * the first of them entry number @i0 of the blob, the id before it @cur,
- * and keep the rows whose own end is @self (< 0: all), whose other end is
- * @peer (< 0: any) and whose kind is @kind (< 0: any).
+ * Decode the entries [@q, @end) of block @block's ins or (@by_src) outs blob
+ * @blob, the id before the first of them @cur, and keep the rows whose own
+ * end is @self (< 0: all), whose other end is @peer (< 0: any) and whose
+ * kind is @kind (< 0: any).  A row's id is its entry's offset in the blob.
  */
 static int
-ev_decode(struct ev_cursor *c, const uint8_t *q, const uint8_t *end, int64_t block, bool by_src,
-	  int64_t i0, int64_t cur, int64_t self, int64_t peer, int kind)
+ev_decode(struct ev_cursor *c, const uint8_t *blob, const uint8_t *q, const uint8_t *end,
+	  int64_t block, bool by_src, int64_t cur, int64_t self, int64_t peer, int kind)
 {
 	int64_t last;
 
 	if (block < 0 || block >= EV_BLOCK_MAX)
 		return SQLITE_CORRUPT;	/* a damaged row id: past what rowids can number */
 	last = block * ST_EDGE_BLOCK + ST_EDGE_BLOCK - 1;
-	for (int64_t i = i0; q < end; i++) {
+	while (q < end) {
+		int64_t i = q - blob, other;
 		struct ev_entry e;
 		struct ev_row *r;
-		int64_t other;
 		int k;
 
 		if (ev_entry_get(&q, end, &e) != SQLITE_OK || !ev_step(&e, &cur, &other) ||
@@ -1478,7 +1622,7 @@ ev_entries_at(struct ev_vtab *vt, int64_t self, bool by_src, const uint8_t **q,
 	if (v->off[slot] == EV_SLOT_NONE)
 		return SQLITE_DONE;
 	*q = v->blob + v->off[slot];
-	*end = v->blob + v->len;
+	*end = v->blob + v->gend[slot / ST_EDGE_GROUP];	/* its entries are in its group */
 	*cur = block * ST_EDGE_BLOCK + v->prev[slot];
 	return SQLITE_OK;
 }
@@ -1585,8 +1729,14 @@ ev_scan_next(struct ev_cursor *c)
 		}
 		if (!p)
 			continue;	/* NULL: the block has no edge into it */
-		rc = ev_decode(c, p, p + sqlite3_column_bytes(c->scan, 1), block, false, 0,
-			       block * ST_EDGE_BLOCK, -1, -1, c->kind);
+		if (sqlite3_column_bytes(c->scan, 1) < ST_EDGE_IDX) {
+			sqlite3_free(vt->base.zErrMsg);
+			vt->base.zErrMsg = sqlite3_mprintf("edges: block %lld: ins shorter than "
+							   "its index", (long long)block);
+			return SQLITE_CORRUPT;
+		}
+		rc = ev_decode(c, p, p + ST_EDGE_IDX, p + sqlite3_column_bytes(c->scan, 1), block,
+			       false, block * ST_EDGE_BLOCK, -1, -1, c->kind);
 		if (rc != SQLITE_OK)
 			return rc;
 	}
@@ -1625,8 +1775,9 @@ ev_filter(sqlite3_vtab_cursor *base, int plan, const char *idx, int argc, sqlite
 
 		rc = ev_view_get(vt, block, by_src, slot, &v);
 		if (rc == SQLITE_OK && v->off[slot] != EV_SLOT_NONE)
-			rc = ev_decode(c, v->blob + v->off[slot], v->blob + v->len, block, by_src,
-				       v->idx[slot], block * ST_EDGE_BLOCK + v->prev[slot], self,
+			rc = ev_decode(c, v->blob, v->blob + v->off[slot],
+				       v->blob + v->gend[slot / ST_EDGE_GROUP], block,
+				       by_src, block * ST_EDGE_BLOCK + v->prev[slot], self,
 				       by_src ? -1 : src, (int)kind);
 		else if (rc == SQLITE_DONE)
 			rc = SQLITE_OK;

@@ -19,6 +19,15 @@
  *         outs is the n-th of the ins, both keep the order edges came in).
  *         That spares the bytes of every label a second time.
  *
+ * Each blob starts with an index of ST_EDGE_GROUPS entries, one per group of
+ * ST_EDGE_GROUP consecutive events (ST_EDGE_IDX bytes in all), so that a
+ * lookup decodes the entries of one group, not the block's up to its event:
+ * entry g is a u32, little-endian, the offset (from the end of the index) of
+ * the first entry whose event is in group g or later (the entries' length
+ * when none is), then a u8, the event of the entry before that one less the
+ * block's first id (0 when there is none): the id the first entry's delta is
+ * taken from.
+ *
  * NULL when a block has no edge that way.  The label part is uvarint
  * x << 3 | kind, where x is 0 for no label, else t << 2 | form:
  *
@@ -53,6 +62,9 @@
 #include "common/tc.h"
 
 #define ST_EDGE_BLOCK 256	/* event ids per edge_blocks row */
+#define ST_EDGE_GROUP 16	/* events per entry of a blob's index */
+#define ST_EDGE_GROUPS (ST_EDGE_BLOCK / ST_EDGE_GROUP)
+#define ST_EDGE_IDX (ST_EDGE_GROUPS * 5)	/* bytes of a blob's index */
 #define ST_EDGE_LABELS 256	/* labels per edge_labels row */
 #define ST_EDGE_PARTS 256	/* partitions at most */
 #define ST_EDGE_RAM ((size_t)64 << 20)	/* edge bytes kept in memory: the least budget */

@@ -444,21 +444,43 @@ main(void)
 			st_edges_add(x, i - 1, i, i % 4, "A[0:4]", 6);
 		is_int(st_edges_finish(x, &err), 0, "finishes");
 		st_edges_free(x);
-		/* block 1: its first entry jumps past the block's last id */
-		sqlite3_exec(db, "UPDATE edge_blocks SET ins = X'ff7f00' || substr(ins, 4) "
-			     "WHERE id = 1", NULL, NULL, NULL);
-		if (sqlite3_prepare_v2(db, "SELECT src FROM edges WHERE dst = 300", -1, &s,
+		/* block 1: its first entry (after the index) jumps past the block's last id */
+		sqlite3_exec(db, "UPDATE edge_blocks SET ins = CAST(substr(ins, 1, 80) || X'ff7f00' || "
+			     "substr(ins, 84) AS BLOB) WHERE id = 1", NULL, NULL, NULL);
+		if (sqlite3_prepare_v2(db, "SELECT src FROM edges WHERE dst = 260", -1, &s,
 				       NULL) == SQLITE_OK)
 			rc = sqlite3_step(s);
 		sqlite3_finalize(s);
-		is_int(rc, SQLITE_CORRUPT, "a lookup in the damaged block is SQLITE_CORRUPT");
+		is_int(rc, SQLITE_CORRUPT, "a lookup in the damaged group is SQLITE_CORRUPT");
+		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", 300, 0);
+		is_str(g, "299>300:0:A[0:4];", "a lookup in another group of the block answers");
+		free(g);
+		/* block 2: its index points past the blob */
+		sqlite3_exec(db, "UPDATE edge_blocks SET outs = X'ffffff7f00' || substr(outs, 6) "
+			     "WHERE id = 2", NULL, NULL, NULL);
+		rc = -1;
+		if (sqlite3_prepare_v2(db, "SELECT dst FROM edges WHERE src = 513", -1, &s,
+				       NULL) == SQLITE_OK)
+			rc = sqlite3_step(s);
+		sqlite3_finalize(s);
+		is_int(rc, SQLITE_CORRUPT, "a lookup through a damaged index is SQLITE_CORRUPT");
+		/* block 3: text where the ins blob should be */
+		sqlite3_exec(db, "UPDATE edge_blocks SET ins = 'abc' WHERE id = 3", NULL, NULL, NULL);
+		rc = -1;
+		if (sqlite3_prepare_v2(db, "SELECT src FROM edges WHERE dst = 800", -1, &s,
+				       NULL) == SQLITE_OK)
+			rc = sqlite3_step(s);
+		sqlite3_finalize(s);
+		is_int(rc, SQLITE_CORRUPT, "a lookup in a blob that is text is SQLITE_CORRUPT");
 		{
 			struct st_conn *c = st_conn_of(db);
 			struct st_edge_end *v = NULL;
 			size_t n = 0, cap = 0;
 
-			is_int(c ? st_conn_edges(c, 300, false, &v, &n, &cap) : 0, -EIO,
-			       "st_conn_edges in the damaged block is -EIO");
+			is_int(c ? st_conn_edges(c, 260, false, &v, &n, &cap) : 0, -EIO,
+			       "st_conn_edges in the damaged group is -EIO");
+			is_int(c ? st_conn_edges(c, 513, true, &v, &n, &cap) : 0, -EIO,
+			       "st_conn_edges through the damaged index is -EIO");
 			is_int(c ? st_conn_edges(c, 700, false, &v, &n, &cap) : -1, 0,
 			       "st_conn_edges in another block answers");
 			ok(n == 1 && v[0].id == 699 && v[0].kind == 0, "with its edge");

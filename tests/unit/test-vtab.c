@@ -21,6 +21,10 @@
 #include "tests/tap.h"
 #include "tests/unit/sql-int.h"
 
+#define VT_STR_(x) #x
+#define VT_STR(x) VT_STR_(x)
+#define VT_VERSION VT_STR(ST_TRACE_SCHEMA_VERSION)	/* the store's, as text */
+
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static int64_t id_max;	/* the last event's id */
 
@@ -223,7 +227,7 @@ build(const char *path, bool full)
 	unlink(path);
 	rc = sqlite3_open(path, &db);
 	if (rc == SQLITE_OK)
-		rc = exec(db, "PRAGMA user_version = 2; BEGIN;"
+		rc = exec(db, "PRAGMA user_version = " VT_VERSION "; BEGIN;"
 			  "CREATE TABLE event_chunks (id INTEGER PRIMARY KEY, unit INTEGER NOT NULL,"
 			  " count INTEGER NOT NULL, ts_first INTEGER NOT NULL,"
 			  " ts_last INTEGER NOT NULL, end_max INTEGER NOT NULL,"
