@@ -69,7 +69,8 @@ void st_chunk_enc_event(struct tc_buf *cols, const struct st_cev *e, int64_t pre
 /**
  * st_chunk_decode - decode @count events of a cols blob into @out (room for
  * @count).  @ts_first is the chunk's.  The args offsets are computed from the
- * args lengths; @args_size is the size of the args blob, to check them.
+ * args lengths; they end at most at @args_size (the size of the args blob, or
+ * a bound when the reader checks each event's against the blob it reads).
  * Return: 0, or -EBADMSG when the blob is short, long or inconsistent.
  */
 int st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
