@@ -115,6 +115,19 @@ static bool m_src_dst(const struct want *e, int64_t a, int64_t b)
 	return e->src == a && e->dst == b;
 }
 
+/* The first step of @sql on @db: SQLITE_ROW, SQLITE_DONE or an error; -1 when it does not prepare. */
+static int
+first_step(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK)
+		rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc;
+}
+
 static sqlite3 *
 fresh_db(const char *path)
 {
@@ -435,9 +448,7 @@ main(void)
 		sqlite3 *db = fresh_db(path);
 		struct st_edges *x = NULL;
 		struct tc_err err = { 0 };
-		sqlite3_stmt *s = NULL;
 		char *g;
-		int rc = -1;
 
 		is_int(st_edges_new(&x, db, 1000, 1 << 20, path, &err), 0, "small collector");
 		for (int i = 1; i < 1000; i++)
@@ -447,31 +458,20 @@ main(void)
 		/* block 1: its first entry (after the index) jumps past the block's last id */
 		sqlite3_exec(db, "UPDATE edge_blocks SET ins = CAST(substr(ins, 1, 80) || X'ff7f00' || "
 			     "substr(ins, 84) AS BLOB) WHERE id = 1", NULL, NULL, NULL);
-		if (sqlite3_prepare_v2(db, "SELECT src FROM edges WHERE dst = 260", -1, &s,
-				       NULL) == SQLITE_OK)
-			rc = sqlite3_step(s);
-		sqlite3_finalize(s);
-		is_int(rc, SQLITE_CORRUPT, "a lookup in the damaged group is SQLITE_CORRUPT");
+		is_int(first_step(db, "SELECT src FROM edges WHERE dst = 260"), SQLITE_CORRUPT,
+		       "a lookup in the damaged group is SQLITE_CORRUPT");
 		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", 300, 0);
 		is_str(g, "299>300:0:A[0:4];", "a lookup in another group of the block answers");
 		free(g);
 		/* block 2: its index points past the blob */
 		sqlite3_exec(db, "UPDATE edge_blocks SET outs = X'ffffff7f00' || substr(outs, 6) "
 			     "WHERE id = 2", NULL, NULL, NULL);
-		rc = -1;
-		if (sqlite3_prepare_v2(db, "SELECT dst FROM edges WHERE src = 513", -1, &s,
-				       NULL) == SQLITE_OK)
-			rc = sqlite3_step(s);
-		sqlite3_finalize(s);
-		is_int(rc, SQLITE_CORRUPT, "a lookup through a damaged index is SQLITE_CORRUPT");
+		is_int(first_step(db, "SELECT dst FROM edges WHERE src = 513"), SQLITE_CORRUPT,
+		       "a lookup through a damaged index is SQLITE_CORRUPT");
 		/* block 3: text where the ins blob should be */
 		sqlite3_exec(db, "UPDATE edge_blocks SET ins = 'abc' WHERE id = 3", NULL, NULL, NULL);
-		rc = -1;
-		if (sqlite3_prepare_v2(db, "SELECT src FROM edges WHERE dst = 800", -1, &s,
-				       NULL) == SQLITE_OK)
-			rc = sqlite3_step(s);
-		sqlite3_finalize(s);
-		is_int(rc, SQLITE_CORRUPT, "a lookup in a blob that is text is SQLITE_CORRUPT");
+		is_int(first_step(db, "SELECT src FROM edges WHERE dst = 800"), SQLITE_CORRUPT,
+		       "a lookup in a blob that is text is SQLITE_CORRUPT");
 		{
 			struct st_conn *c = st_conn_of(db);
 			struct st_edge_end *v = NULL;
