@@ -30,6 +30,7 @@ struct ch_edge {
 	int kind;
 	char *label;		/* malloc'd; NULL: none, or not read yet (@pending) */
 	bool pending;
+	struct st_label_ref ref;	/* where it is (dq_label()) */
 };
 
 /* The walk's state, and what it found. */
@@ -113,7 +114,7 @@ ch_expand(struct ch *c, const struct dq_ev *ev, int hop, bool out)
 		}
 		TC_GROW(c->edges, c->ne, c->ecap, 64);
 		c->edges[c->ne++] = (struct ch_edge){ src, dst, nb[i].kind, nb[i].label,
-						      nb[i].pending };
+						      nb[i].pending, nb[i].ref };
 		ch_found(c, nb[i].id, nhop);
 	}
 	free(nb);
@@ -162,7 +163,7 @@ ch_labels(struct ch *c)
 	for (size_t r = 0; r < nr; r++) {
 		struct ch_edge *e = &c->edges[refs[r].i];
 
-		if (dq_label(&c->q, e->src, e->dst, e->kind, &e->label))
+		if (dq_label(&c->q, e->src, e->dst, e->kind, &e->ref, &e->label))
 			tc_err_clear(c->q.err);	/* listed without its label */
 	}
 	free(refs);

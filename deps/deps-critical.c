@@ -154,7 +154,7 @@ q_pred(struct dq *q, int64_t dst, unsigned kinds, const struct dq_set *seen, int
 	if (s != SQLITE_DONE)
 		return tc_err_set(q->err, -EIO, "critical path: %s", sqlite3_errmsg(q->db));
 	/* its label: building every edge's label text would cost more */
-	if (best && (rc = dq_label(q, best, dst, best_kind, &best_label)))
+	if (best && (rc = dq_label(q, best, dst, best_kind, NULL, &best_label)))
 		return rc;
 	if (best) {
 		free(*label);

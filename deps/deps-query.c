@@ -438,7 +438,7 @@ q_list(struct dq *q, int64_t id, bool out, json_t *kinds)
 		n = EDGES_LIST_MAX;
 	for (size_t i = 0; i < n; i++) {
 		if (v[i].pending && dq_label(q, out ? id : v[i].id, out ? v[i].id : id, v[i].kind,
-					     &v[i].label))
+					     &v[i].ref, &v[i].label))
 			tc_err_clear(q->err);
 		if (v[i].kind >= 0 && v[i].kind < ST_EDGE_NKINDS)
 			add_e(q, kinds, v[i].id, v[i].kind, v[i].label);
@@ -496,7 +496,8 @@ dq_stored_direct(struct dq *q, int64_t id, bool out, unsigned kinds, size_t limi
 		if (!((1u << kind) & kinds))
 			continue;
 		TC_GROW(*v, *n, *cap, 16);
-		(*v)[(*n)++] = (struct dq_nb){ .id = other, .kind = kind, .pending = true };
+		(*v)[(*n)++] = (struct dq_nb){ .id = other, .kind = kind, .pending = true,
+					       .ref = q->ends[i].label };
 	}
 	/* the order of the SQL below: by kind, then the other end (stable) */
 	if (*n - n0 > 1) {
@@ -529,7 +530,8 @@ dq_stored(struct dq *q, int64_t id, bool out, unsigned kinds, size_t limit, stru
 		TC_GROW(*v, *n, *cap, 16);
 		(*v)[(*n)++] = (struct dq_nb){ .id = sqlite3_column_int64(*st, 0),
 					       .kind = sqlite3_column_int(*st, 1),
-					       .label = l ? tc_xstrdup((const char *)l) : NULL };
+					       .label = l ? tc_xstrdup((const char *)l) : NULL,
+					       .ref = { .form = ST_LABEL_AT_DST } };
 	}
 	sqlite3_reset(*st);
 	if (s != SQLITE_DONE)
@@ -538,12 +540,20 @@ dq_stored(struct dq *q, int64_t id, bool out, unsigned kinds, size_t limit, stru
 }
 
 int
-dq_label(struct dq *q, int64_t src, int64_t dst, int kind, char **label)
+dq_label(struct dq *q, int64_t src, int64_t dst, int kind, const struct st_label_ref *ref,
+	 char **label)
 {
 	const unsigned char *l;
 	int rc, s;
 
 	*label = NULL;
+	if (ref && ref->form != ST_LABEL_AT_DST && dq_conn(q)) {
+		rc = st_conn_label_of(q->sc, ref, &q->text);
+		if (!rc)
+			*label = tc_xstrdup(q->text.data);
+		if (rc == 0 || rc == 1)
+			return 0;
+	}
 	if (dq_conn(q)) {
 		rc = st_conn_label(q->sc, src, dst, kind, &q->text);
 		if (!rc)

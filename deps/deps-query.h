@@ -110,7 +110,8 @@ struct dq_nb {
 	int64_t id;
 	int kind;
 	char *label;		/* malloc'd; NULL: none, or not read yet (@pending) */
-	bool pending;		/* the label is to be read with dq_label() */
+	bool pending;		/* the label is to be read with dq_label(), from @ref */
+	struct st_label_ref ref;
 };
 
 /**
@@ -127,9 +128,13 @@ int dq_stored(struct dq *q, int64_t id, bool out, unsigned kinds, size_t limit,
 /**
  * dq_label - the label of the first stored edge @src -> @dst of @kind (the
  * one the edges table lists first) into *@label (malloc'd; NULL when it has
- * none or there is no such edge).  Return: 0 or -EIO with q->err set.
+ * none or there is no such edge).  @ref, when not NULL and not
+ * ST_LABEL_AT_DST, is where that edge's label is (st_conn_edges() read it
+ * with the edge): no lookup in the edges of @dst then.
+ * Return: 0 or -EIO with q->err set.
  */
-int dq_label(struct dq *q, int64_t src, int64_t dst, int kind, char **label);
+int dq_label(struct dq *q, int64_t src, int64_t dst, int kind, const struct st_label_ref *ref,
+	     char **label);
 
 /**
  * dq_text_json - an answer written as JSON text (@text, @len bytes; freed

@@ -1974,7 +1974,11 @@ st_conn_edges(struct st_conn *c, int64_t id, bool out, struct st_edge_end **v, s
 			continue;
 		TC_GROW(*v, *n, *cap, 16);
 		(*v)[(*n)++] = (struct st_edge_end){
-			.id = other, .kind = e.kind };
+			.id = other, .kind = e.kind,
+			.label = out ? (struct st_label_ref){ .form = ST_LABEL_AT_DST } :
+				       (struct st_label_ref){
+					.a = e.a, .b = e.b, .form = (uint8_t)e.form,
+					.text = (uint32_t)(e.lk >> (ST_EDGE_KIND_BITS + 2)) } };
 	}
 	return 0;
 }
@@ -1996,6 +2000,28 @@ st_conn_label(struct st_conn *c, int64_t src, int64_t dst, int kind, struct tc_b
 		return -ENOENT;
 	if (rc == SQLITE_OK)
 		rc = ev_label_text(vt, &r, &s, &len);
+	if (rc == SQLITE_DONE)
+		return 1;
+	if (rc != SQLITE_OK)
+		return -EIO;
+	tc_buf_reset(out);
+	tc_buf_add(out, s, (size_t)len);
+	return 0;
+}
+
+int
+st_conn_label_of(struct st_conn *c, const struct st_label_ref *ref, struct tc_buf *out)
+{
+	struct ev_vtab *vt = c ? c->edges : NULL;
+	struct ev_row r = { .form = ref->form, .label = ref->text, .a = ref->a, .b = ref->b };
+	const char *s;
+	int rc, len;
+
+	if (!vt)
+		return -EAGAIN;
+	if (ref->form > ST_LABEL_WAIT)
+		return -EIO;	/* not a label an entry holds */
+	rc = ev_label_text(vt, &r, &s, &len);
 	if (rc == SQLITE_DONE)
 		return 1;
 	if (rc != SQLITE_OK)

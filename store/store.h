@@ -337,10 +337,24 @@ struct st_ev_brief {
 	int depth, kind;
 };
 
-/* A stored edge seen from one of its events: the event at its other end, and its kind. */
+/*
+ * Where a stored edge's label is: in the entry read (an edge into the
+ * event: @form 0 for none, else its text and numbers, for st_conn_label_of())
+ * or, for an edge out of it, with its destination (@form ST_LABEL_AT_DST:
+ * st_conn_label()).
+ */
+#define ST_LABEL_AT_DST 0xff
+struct st_label_ref {
+	uint64_t a, b;
+	uint32_t text;
+	uint8_t form;
+};
+
+/* A stored edge seen from one of its events: the event at its other end, its kind and label. */
 struct st_edge_end {
 	int64_t id;
 	int kind;
+	struct st_label_ref label;
 };
 
 /**
@@ -380,8 +394,9 @@ int64_t st_conn_end_bound(struct st_conn *c, int64_t id);
  * st_conn_edges - the stored edges into event @id (their sources), or with
  * @out the edges out of it (their destinations), in the order the edges
  * table lists them, into *@v (grown with realloc; *@cap its capacity, the
- * caller frees it), *@n of them.  Without labels: an edge's label is kept
- * with its destination (st_conn_label()).  Return: 0, -EAGAIN or -EIO.
+ * caller frees it), *@n of them.  Labels are not read: an edge into @id
+ * says where its label is (st_conn_label_of()); an edge out of it keeps its
+ * label with its destination (st_conn_label()).  Return: 0, -EAGAIN or -EIO.
  */
 int st_conn_edges(struct st_conn *c, int64_t id, bool out, struct st_edge_end **v, size_t *n,
 		  size_t *cap);
@@ -394,6 +409,13 @@ int st_conn_edges(struct st_conn *c, int64_t id, bool out, struct st_edge_end **
  * edge, -EAGAIN or -EIO.
  */
 int st_conn_label(struct st_conn *c, int64_t src, int64_t dst, int kind, struct tc_buf *out);
+
+/**
+ * st_conn_label_of - the label that @ref (from st_conn_edges(), not
+ * ST_LABEL_AT_DST) points at, into @out: its text, rebuilt with its numbers.
+ * Return: 0, 1 when the edge has no label, -EAGAIN or -EIO.
+ */
+int st_conn_label_of(struct st_conn *c, const struct st_label_ref *ref, struct tc_buf *out);
 
 /**
  * st_stats_to_json_text - the stats as a JSON object text (malloc'd), the

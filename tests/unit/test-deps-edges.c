@@ -195,8 +195,10 @@ direct_label(struct st_conn *c, int64_t src, int64_t dst, int kind, struct tc_bu
 /*
  * How many of @n lookups (ids @ids) differ between the direct reads and SQL:
  * st_conn_edges() into an event against the edges table's dst = ? rows and
- * out of it against its src = ? rows (other ends and kinds, in order), and
- * st_conn_label() against the label SQL lists first for each of them.
+ * out of it against its src = ? rows (other ends and kinds, in order; into
+ * it, st_conn_label_of() each row's label; out of it, labels left to the
+ * destination), and st_conn_label() against the label SQL lists first for
+ * each of them.
  */
 static int
 direct_bad(sqlite3 *db, struct st_conn *c, const int64_t *ids, size_t n)
@@ -221,17 +223,25 @@ direct_bad(sqlite3 *db, struct st_conn *c, const int64_t *ids, size_t n)
 				int64_t other = v[k].id;
 				int kind = v[k].kind;
 
-				tc_buf_printf(&a, "%lld:%d;", (long long)other, kind);
+				tc_buf_printf(&a, "%lld:%d:", (long long)other, kind);
+				if (out && v[k].label.form == ST_LABEL_AT_DST) {
+					tc_buf_printf(&a, "@dst;");
+				} else {
+					int rc = st_conn_label_of(c, &v[k].label, &l1);
+
+					tc_buf_printf(&a, "%s;", rc == 1 ? "-" : rc ? "!" : l1.data);
+				}
 				direct_label(c, out ? ids[i] : other, out ? other : ids[i], kind, &l1);
 				sql_label(db, out ? ids[i] : other, out ? other : ids[i], kind, &l2);
 				bad += strcmp(l1.data, l2.data) != 0;
 			}
-			sqlite3_prepare_v2(db, out ? "SELECT dst, kind FROM edges WHERE src = ?" :
-					   "SELECT src, kind FROM edges WHERE dst = ?", -1, &s, NULL);
+			sqlite3_prepare_v2(db, out ? "SELECT dst, kind, '@dst' FROM edges WHERE src = ?" :
+					   "SELECT src, kind, coalesce(label, '-') FROM edges "
+					   "WHERE dst = ?", -1, &s, NULL);
 			sqlite3_bind_int64(s, 1, ids[i]);
 			while (sqlite3_step(s) == SQLITE_ROW)
-				tc_buf_printf(&b, "%lld:%d;", (long long)sqlite3_column_int64(s, 0),
-					      sqlite3_column_int(s, 1));
+				tc_buf_printf(&b, "%lld:%d:%s;", (long long)sqlite3_column_int64(s, 0),
+					      sqlite3_column_int(s, 1), sqlite3_column_text(s, 2));
 			sqlite3_finalize(s);
 			bad += nv == SIZE_MAX || a.len != b.len ||
 			       (a.len && memcmp(a.data, b.data, a.len));
@@ -417,6 +427,17 @@ main(void)
 				 (unsigned)((r >> 8) % 2048) * 512,
 				 (unsigned)((r >> 8) % 2048) * 512 + 512);
 		}
+	}
+	/* pairs given twice, each time with another label (explicit flows can) */
+	for (size_t i = 1; i <= 40; i++) {
+		struct want *e = &edges[nedges - i], *f = &edges[i * 997];
+
+		e->src = f->src;
+		e->dst = f->dst;
+		e->kind = f->kind;
+		e->shape = 0;
+		e->null_label = false;
+		snprintf(e->label, sizeof(e->label), "again %zu", i);
 	}
 	round_trip(path, 64u << 20, "in memory");
 	round_trip(path, 16u << 10, "spilled");
