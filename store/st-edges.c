@@ -1444,7 +1444,7 @@ ev_view_open(struct ev_vtab *vt, struct ev_view *v, bool by_src, int64_t block, 
 					  block, 0, &v->h);
 
 	if (rc == SQLITE_OK) {
-			*len = sqlite3_blob_bytes(v->h);
+		*len = sqlite3_blob_bytes(v->h);
 		return SQLITE_OK;
 	}
 	sqlite3_blob_close(v->h);
