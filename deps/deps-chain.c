@@ -39,7 +39,7 @@ struct ch {
 	unsigned kinds;
 	int budget;		/* edges in the answer, at most */
 	bool truncated;		/* the budget ran out */
-	struct dq_set seen;	/* events found: (id, 0, 0) */
+	struct dq_ids seen;	/* events found */
 	struct dq_set eseen;	/* edges taken: (src, dst, kind) */
 	struct ch_item *items;	/* malloc'd, @ni of @icap */
 	size_t ni, icap;
@@ -70,7 +70,7 @@ ch_sort(struct ch_ref *v, size_t n)
 static void
 ch_found(struct ch *c, int64_t id, int hop)
 {
-	if (!dq_set_add(&c->seen, id, 0, 0))
+	if (!dq_ids_add(&c->seen, id))
 		return;
 	TC_GROW(c->items, c->ni, c->icap, 64);
 	c->items[c->ni++] = (struct ch_item){ .id = id, .hop = hop };
@@ -271,7 +271,7 @@ out:
 		free(c.edges[i].label);
 	free(c.items);
 	free(c.edges);
-	free(c.seen.v);
+	dq_ids_free(&c.seen);
 	free(c.eseen.v);
 	tc_jw_free(&nodes);
 	dq_done(&c.q);

@@ -77,12 +77,13 @@ out:
  * edges came in).
  */
 static void
-pred_take(const struct dq_set *seen, int64_t src, int kind, int64_t f, int64_t *best,
+pred_take(const struct dq_ids *seen, int64_t src, int kind, int64_t f, int64_t *best,
 	  int64_t *best_fin, int *best_kind)
 {
-	if (dq_set_has(seen, src, 0, 0))
-		return;
+	/* the set last: a probe into it is most often a cache miss on a long path */
 	if (*best && (f < *best_fin || (f == *best_fin && src <= *best)))
+		return;
+	if (dq_ids_has(seen, src))
 		return;
 	*best = src;
 	*best_fin = f;
@@ -95,7 +96,7 @@ pred_take(const struct dq_set *seen, int64_t src, int kind, int64_t f, int64_t *
  * answer (the caller runs pred_sql, which says what went wrong).
  */
 static int
-pred_direct(struct dq *q, int64_t dst, unsigned kinds, const struct dq_set *seen, int64_t bound,
+pred_direct(struct dq *q, int64_t dst, unsigned kinds, const struct dq_ids *seen, int64_t bound,
 	    int64_t *best, int64_t *best_fin, int *best_kind)
 {
 	size_t n;
@@ -130,7 +131,7 @@ pred_direct(struct dq *q, int64_t dst, unsigned kinds, const struct dq_set *seen
  * set.
  */
 static int
-q_pred(struct dq *q, int64_t dst, unsigned kinds, const struct dq_set *seen, int64_t bound,
+q_pred(struct dq *q, int64_t dst, unsigned kinds, const struct dq_ids *seen, int64_t bound,
        int64_t *next, int *kind, int64_t *fin, char **label)
 {
 	int64_t best = 0, best_fin = bound;
@@ -198,6 +199,12 @@ unit_sum_by_unit(const void *a, const void *b)
 	return (x->unit > y->unit) - (x->unit < y->unit);
 }
 
+static size_t
+unit_hash(int64_t unit)
+{
+	return (size_t)(((uint64_t)unit * 0x9e3779b97f4a7c15ull) >> 32);
+}
+
 static int
 unit_sum_by_share(const void *a, const void *b)
 {
@@ -242,22 +249,44 @@ around_cover(struct around *ar, size_t *nar, const struct dq_ev *ev)
 static void
 units_json(struct tc_jw *w, const struct step *hops, size_t n)
 {
-	struct unit_sum *u = tc_xcalloc(n ? n : 1, sizeof(*u));
-	size_t m = 0;
+	struct unit_sum *u = NULL;
+	uint32_t *at = NULL;	/* open addressing: unit -> 1 + its index in u, 0: free */
+	size_t m = 0, cap = 0, tcap = 0, j = 0;
 
-	for (size_t k = 0; k < n; k++)
-		u[k] = (struct unit_sum){ hops[k].unit, 1, hops[k].work, hops[k].wait };
-	qsort(u, n, sizeof(*u), unit_sum_by_unit);
+	/* added up by unit through a hash of the units (a path has few), not a sort of its hops */
 	for (size_t k = 0; k < n; k++) {
-		if (m && u[m - 1].unit == u[k].unit) {
-			u[m - 1].hops++;
-			u[m - 1].work += u[k].work;
-			u[m - 1].wait += u[k].wait;
-		} else {
-			u[m++] = u[k];
+		int64_t unit = hops[k].unit;
+		size_t i;
+
+		if (m && u[j].unit == unit)
+			goto add;	/* a path stays on a unit for a while */
+		if (2 * (m + 1) > tcap) {
+			tcap = tcap ? 2 * tcap : 64;
+			free(at);
+			at = tc_xcalloc(tcap, sizeof(*at));
+			for (size_t x = 0; x < m; x++) {
+				for (i = unit_hash(u[x].unit) & (tcap - 1); at[i]; i = (i + 1) & (tcap - 1))
+					;
+				at[i] = (uint32_t)x + 1;
+			}
 		}
+		for (i = unit_hash(unit) & (tcap - 1); at[i] && u[at[i] - 1].unit != unit;
+		     i = (i + 1) & (tcap - 1))
+			;
+		if (!at[i]) {
+			TC_GROW(u, m, cap, 16);
+			u[m++] = (struct unit_sum){ .unit = unit };
+			at[i] = (uint32_t)m;
+		}
+		j = at[i] - 1;
+add:
+		u[j].hops++;
+		u[j].work += hops[k].work;
+		u[j].wait += hops[k].wait;
 	}
-	qsort(u, m, sizeof(*u), unit_sum_by_share);
+	free(at);
+	if (m)	/* qsort(NULL, 0) is undefined */
+		qsort(u, m, sizeof(*u), unit_sum_by_share);
 	tc_jw_lit(w, "[");
 	for (size_t k = 0; k < m; k++) {
 		if (k)
@@ -318,7 +347,7 @@ deps_critical_path_text(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t 
 			unsigned kinds, int max_hops, int budget, size_t *len, struct tc_err *err)
 {
 	struct dq q = { .db = db, .err = err };
-	struct dq_set seen = { 0 };
+	struct dq_ids seen = { 0 };
 	struct step *steps = NULL;
 	struct hop *hops = NULL;
 	struct around *ar = NULL;
@@ -369,7 +398,7 @@ deps_critical_path_text(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t 
 			hops[nh++] = (struct hop){ .id = ev.id, .name = tc_xstrdup(ev.name) };
 		/* past the listed hops, names (and labels "via" an ancestor) go unused */
 		q.no_names = n > nh;
-		dq_set_add(&seen, cur, 0, 0);
+		dq_ids_add(&seen, cur);
 		/*
 		 * The predecessor that finished last, skipping visited ones: the
 		 * last child and the program-order one first, whose end bounds
@@ -387,7 +416,7 @@ deps_critical_path_text(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t 
 			char via[sizeof(pe.name)];
 			int64_t p = dq_po_climb(&q, &ev, via, sizeof(via));
 
-			if (p && !dq_set_has(&seen, p, 0, 0) && !dq_event(&q, p, &pe) &&
+			if (p && !dq_ids_has(&seen, p) && !dq_event(&q, p, &pe) &&
 			    (!next || pe.ts + pe.dur > best_fin)) {
 				next = p;
 				best_kind = ST_EDGE_ORDER;
@@ -520,7 +549,7 @@ out:
 	free(hops);
 	free(steps);
 	free(ar);
-	free(seen.v);
+	dq_ids_free(&seen);
 	tc_jw_free(&w);
 	dq_done(&q);
 	return res;

@@ -353,14 +353,14 @@ dq_po_climb(struct dq *q, const struct dq_ev *ev, char *via, size_t vlen)
  * slice one level down that starts last within it and ends within it).
  */
 bool
-dq_last_child(struct dq *q, const struct dq_ev *ev, const struct dq_set *seen, struct dq_ev *c)
+dq_last_child(struct dq *q, const struct dq_ev *ev, const struct dq_ids *seen, struct dq_ev *c)
 {
 	int64_t id;
 
 	if (!dq_in_order(ev) || ev->dur <= 0 || ev->depth >= ev->unit_depth)
 		return false;	/* nothing nests under it */
 	id = dq_one(q, &q->prev, prev_sql, ev, ev->depth + 1, ev->ts, ev->ts + ev->dur, INT64_MAX);
-	if (!id || dq_set_has(seen, id, 0, 0) || dq_event(q, id, c)) {
+	if (!id || dq_ids_has(seen, id) || dq_event(q, id, c)) {
 		tc_err_clear(q->err);
 		c->id = 0;
 		return false;
@@ -626,4 +626,52 @@ dq_set_has(const struct dq_set *s, int64_t a, int64_t b, int c)
 		if (s->v[i].a == a && s->v[i].b == b && s->v[i].c == c)
 			return true;
 	return false;
+}
+
+/* ---- sets of event ids ---- */
+
+bool
+dq_ids_add(struct dq_ids *s, int64_t id)
+{
+	size_t p = (size_t)(id / DQ_IDS_PAGE);
+	uint64_t bit, *w;
+
+	if (id < 0 || id >= DQ_IDS_MAX)
+		return dq_set_add(&s->far, id, 0, 0);
+	if (p >= s->npages) {
+		size_t np = TC_MAX(p + 1, 2 * s->npages);
+
+		s->pages = tc_xrealloc(s->pages, np * sizeof(*s->pages));
+		memset(s->pages + s->npages, 0, (np - s->npages) * sizeof(*s->pages));
+		s->npages = np;
+	}
+	if (!s->pages[p])
+		s->pages[p] = tc_xcalloc(DQ_IDS_PAGE / 64, sizeof(uint64_t));
+	w = &s->pages[p][(id % DQ_IDS_PAGE) / 64];
+	bit = UINT64_C(1) << (id % 64);
+	if (*w & bit)
+		return false;
+	*w |= bit;
+	return true;
+}
+
+bool
+dq_ids_has(const struct dq_ids *s, int64_t id)
+{
+	size_t p = (size_t)(id / DQ_IDS_PAGE);
+
+	if (id < 0 || id >= DQ_IDS_MAX)
+		return dq_set_has(&s->far, id, 0, 0);
+	return p < s->npages && s->pages[p] &&
+	       (s->pages[p][(id % DQ_IDS_PAGE) / 64] >> (id % 64) & 1);
+}
+
+void
+dq_ids_free(struct dq_ids *s)
+{
+	for (size_t p = 0; p < s->npages; p++)
+		free(s->pages[p]);
+	free(s->pages);
+	free(s->far.v);
+	memset(s, 0, sizeof(*s));
 }

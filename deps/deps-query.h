@@ -61,6 +61,21 @@ struct dq_set {
 	size_t n, cap;
 };
 
+/*
+ * A set of event ids: a bitmap in pages of DQ_IDS_PAGE ids, allocated as
+ * ids fall in them (ids are dense in a store: a path or chain over a
+ * million events touches a few pages, and a probe reads one word of one,
+ * where a hash set of as many ids misses the cache); ids past
+ * DQ_IDS_MAX go to @far.  Zero-initialise, free with dq_ids_free().
+ */
+#define DQ_IDS_PAGE (1 << 16)
+#define DQ_IDS_MAX (INT64_C(1) << 32)
+struct dq_ids {
+	uint64_t **pages;	/* [npages]; NULL: no id there */
+	size_t npages;
+	struct dq_set far;
+};
+
 /**
  * dq_prep - prepare @sql into *@st on first use, else reset it and clear
  * its bindings.  Return: 0 or -EIO with q->err set.
@@ -96,7 +111,7 @@ int64_t dq_po_climb(struct dq *q, const struct dq_ev *ev, char *via, size_t vlen
  * within it and ends within it; a slice returns after its last child.
  * Return: whether there is one.
  */
-bool dq_last_child(struct dq *q, const struct dq_ev *ev, const struct dq_set *seen,
+bool dq_last_child(struct dq *q, const struct dq_ev *ev, const struct dq_ids *seen,
 		   struct dq_ev *c);
 
 /**
@@ -152,5 +167,14 @@ bool dq_set_add(struct dq_set *s, int64_t a, int64_t b, int c);
 
 /** dq_set_has - whether @s holds (a, b, c). */
 bool dq_set_has(const struct dq_set *s, int64_t a, int64_t b, int c);
+
+/** dq_ids_add - insert @id into @s.  Return: true when it was new. */
+bool dq_ids_add(struct dq_ids *s, int64_t id);
+
+/** dq_ids_has - whether @s holds @id. */
+bool dq_ids_has(const struct dq_ids *s, int64_t id);
+
+/** dq_ids_free - free what @s holds (it is empty again). */
+void dq_ids_free(struct dq_ids *s);
 
 #endif /* DEPS_QUERY_H */
