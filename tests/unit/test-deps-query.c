@@ -2,13 +2,15 @@
 /*
  * tests/unit/test-deps-query.c - deps_event_edges() (the /events/{eid}
  * "edges" object) on a real ingested store: stored edges by kind and
- * direction, program order derived at query time, errors.
+ * direction, program order derived at query time, errors; and the id set
+ * the walks keep their visited events in (struct dq_ids).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "deps/deps.h"
+#include "deps/deps-query.h"
 #include "store/library.h"
 #include "tests/tap.h"
 
@@ -45,6 +47,51 @@ list(json_t *edges, const char *dir, const char *kind)
 	return tc_buf_steal(&b);
 }
 
+/*
+ * dq_ids against a brute force: ids in one page, across pages, next to
+ * the bitmap's end and past it, negative, the extremes; each added twice.
+ */
+static void
+test_ids(void)
+{
+	static const int64_t base[] = { 100, 164, DQ_IDS_PAGE - 1, DQ_IDS_PAGE, 5 * DQ_IDS_PAGE + 7,
+					DQ_IDS_MAX - 1, DQ_IDS_MAX, DQ_IDS_MAX + 64, -1, -164 };
+	enum { N = 3000 };
+	int64_t *v = tc_xmalloc(N * sizeof(*v));
+	struct dq_ids s = { 0 };
+	uint64_t r = 0x2545f4914f6cdd1dull;
+	int bad = 0;
+
+	for (size_t i = 0; i < N; i++) {
+		r ^= r << 13;
+		r ^= r >> 7;
+		r ^= r << 17;
+		v[i] = base[r % (sizeof(base) / sizeof(base[0]))] + (int64_t)((r >> 8) % 200) - 100;
+	}
+	v[0] = INT64_MAX;
+	v[1] = INT64_MIN;
+	for (size_t i = 0; i < N; i++) {
+		bool seen = false;
+
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = v[k] == v[i];
+		bad += dq_ids_has(&s, v[i]) != seen;
+		bad += dq_ids_add(&s, v[i]) == seen;
+		bad += !dq_ids_has(&s, v[i]) || dq_ids_add(&s, v[i]);
+	}
+	for (int64_t id = -3; id < 3 * DQ_IDS_PAGE; id += 977) {
+		bool in = false;
+
+		for (size_t k = 0; k < N && !in; k++)
+			in = v[k] == id;
+		bad += dq_ids_has(&s, id) != in;
+	}
+	ok(bad == 0, "dq_ids: adds and lookups agree with a brute force (%d ids)", N);
+	dq_ids_free(&s);
+	ok(!dq_ids_has(&s, v[2]) && s.npages == 0, "dq_ids_free empties it");
+	free(v);
+}
+
 int
 main(void)
 {
@@ -56,6 +103,7 @@ main(void)
 	json_t *j;
 	int rc;
 
+	test_ids();
 	if (!mkdtemp(dir))
 		tap_skip_all("no temp dir");
 	path = tc_xasprintf("%s/tests/data/deps/pipeline.json", src ? src : ".");
