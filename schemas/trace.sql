@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- schemas/trace.sql - one finished trace (DATA/traces/<id>.db), version 3.
+-- schemas/trace.sql - one finished trace (DATA/traces/<id>.db), version 4.
 -- PRAGMA user_version holds the version; see docs/architecture.md for the
 -- migration story (a newer binary re-ingests from DATA/raw when a trace's
 -- version is older than it can read).
@@ -89,8 +89,8 @@ CREATE TABLE event_data (
 -- store/st-edges.h and docs/dependencies.md).  Event ids are cut into
 -- blocks of 256: edge_blocks row b holds the edges into events
 -- 256b..256b+255 (ins, sorted by dst) and the edges out of them (outs,
--- sorted by src), each blob led by an index of its 16 groups of 16 events
--- (version 3).  Labels are ids into edge_labels, whose row g holds the
+-- sorted by src), each blob led by an index of its 64 groups of 4 events
+-- (version 4).  Labels are ids into edge_labels, whose row g holds the
 -- texts of labels 256g..256g+255.  Every connection that opens a trace
 -- through neuron-explorer sees them as the read-only virtual table `edges`
 -- (store/st-edges.c) with the columns src, dst, kind and label, looked up by

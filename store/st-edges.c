@@ -1153,7 +1153,7 @@ struct ev_view {
 	 */
 	uint8_t *blob;
 	int len, cap;
-	uint32_t done;		/* bit g: the entries of group g are read and indexed */
+	uint64_t done[(ST_EDGE_GROUPS + 63) / 64];	/* bit g: group g is read and indexed */
 	uint32_t off[ST_EDGE_BLOCK];	/* event i's first entry, EV_SLOT_NONE: none */
 	uint32_t gend[ST_EDGE_GROUPS];	/* where the entries of group g end (once in @done) */
 	uint8_t prev[ST_EDGE_BLOCK];	/* the id before it, less the block's first */
@@ -1466,8 +1466,8 @@ ev_view_read(struct ev_vtab *vt, struct ev_view *v, int at, int n)
 }
 
 /*
- * Read and index the entries of group @g of view @v (its index read): where
- * each event's entries start.  Return: SQLITE_OK, SQLITE_CORRUPT (the index
+ * Read and index the entries of group @g of view @v: where each event's
+ * entries start.  Return: SQLITE_OK, SQLITE_CORRUPT (the index
  * points out of the blob or back, or an entry's event is not in the group)
  * or an error.
  */
@@ -1475,11 +1475,16 @@ static int
 ev_view_group(struct ev_vtab *vt, struct ev_view *v, int g)
 {
 	const uint8_t *ix = v->blob + 5 * g;
-	uint32_t n = (uint32_t)(v->len - ST_EDGE_IDX), from = ev_le32(ix),
-		 to = g + 1 < ST_EDGE_GROUPS ? ev_le32(ix + 5) : n;
-	int lo = g * ST_EDGE_GROUP, cur = ix[4], rc;
+	uint32_t n = (uint32_t)(v->len - ST_EDGE_IDX), from, to;
+	int lo = g * ST_EDGE_GROUP, cur, rc;
 	const uint8_t *q, *end;
 
+	/* its index entry and the next one's offset: what it needs of the index */
+	if ((rc = ev_view_read(vt, v, 5 * g, g + 1 < ST_EDGE_GROUPS ? 9 : 5)) != SQLITE_OK)
+		return rc;
+	from = ev_le32(ix);
+	to = g + 1 < ST_EDGE_GROUPS ? ev_le32(ix + 5) : n;
+	cur = ix[4];
 	if (from > to || to > n || (cur >= lo && cur))
 		return SQLITE_CORRUPT;
 	for (int i = lo; i < lo + ST_EDGE_GROUP; i++)
@@ -1504,7 +1509,7 @@ ev_view_group(struct ev_vtab *vt, struct ev_view *v, int g)
 		}
 	}
 	v->gend[g] = ST_EDGE_IDX + to;
-	v->done |= 1u << g;
+	v->done[g / 64] |= UINT64_C(1) << (g % 64);
 	return SQLITE_OK;
 }
 
@@ -1537,15 +1542,11 @@ ev_view_get(struct ev_vtab *vt, int64_t block, bool by_src, int slot, struct ev_
 		}
 		v->len = len;
 		v->block = block;
-		v->done = 0;
-		if (len && (rc = ev_view_read(vt, v, 0, ST_EDGE_IDX)) != SQLITE_OK) {
-			v->block = -1;
-			return rc;
-		}
+		memset(v->done, 0, sizeof(v->done));
 	}
 	if (!v->len)
 		return SQLITE_DONE;
-	if (!(v->done & 1u << g) && (rc = ev_view_group(vt, v, g)) != SQLITE_OK) {
+	if (!(v->done[g / 64] >> (g % 64) & 1) && (rc = ev_view_group(vt, v, g)) != SQLITE_OK) {
 		v->block = -1;
 		return rc;
 	}

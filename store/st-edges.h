@@ -62,7 +62,7 @@
 #include "common/tc.h"
 
 #define ST_EDGE_BLOCK 256	/* event ids per edge_blocks row */
-#define ST_EDGE_GROUP 16	/* events per entry of a blob's index */
+#define ST_EDGE_GROUP 4	/* events per entry of a blob's index */
 #define ST_EDGE_GROUPS (ST_EDGE_BLOCK / ST_EDGE_GROUP)
 #define ST_EDGE_IDX (ST_EDGE_GROUPS * 5)	/* bytes of a blob's index */
 #define ST_EDGE_LABELS 256	/* labels per edge_labels row */

@@ -477,9 +477,12 @@ main(void)
 		is_int(st_edges_finish(x, &err), 0, "finishes");
 		st_edges_free(x);
 		/* block 1: its first entry (after the index) jumps past the block's last id */
-		sqlite3_exec(db, "UPDATE edge_blocks SET ins = CAST(substr(ins, 1, 80) || X'ff7f00' || "
-			     "substr(ins, 84) AS BLOB) WHERE id = 1", NULL, NULL, NULL);
-		is_int(first_step(db, "SELECT src FROM edges WHERE dst = 260"), SQLITE_CORRUPT,
+		g = tc_xasprintf("UPDATE edge_blocks SET ins = CAST(substr(ins, 1, %d) || X'ff7f00' || "
+				 "substr(ins, %d) AS BLOB) WHERE id = 1", ST_EDGE_IDX,
+				 ST_EDGE_IDX + 4);
+		sqlite3_exec(db, g, NULL, NULL, NULL);
+		free(g);
+		is_int(first_step(db, "SELECT src FROM edges WHERE dst = 257"), SQLITE_CORRUPT,
 		       "a lookup in the damaged group is SQLITE_CORRUPT");
 		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", 300, 0);
 		is_str(g, "299>300:0:A[0:4];", "a lookup in another group of the block answers");
@@ -498,7 +501,7 @@ main(void)
 			struct st_edge_end *v = NULL;
 			size_t n = 0, cap = 0;
 
-			is_int(c ? st_conn_edges(c, 260, false, &v, &n, &cap) : 0, -EIO,
+			is_int(c ? st_conn_edges(c, 257, false, &v, &n, &cap) : 0, -EIO,
 			       "st_conn_edges in the damaged group is -EIO");
 			is_int(c ? st_conn_edges(c, 513, true, &v, &n, &cap) : 0, -EIO,
 			       "st_conn_edges through the damaged index is -EIO");
