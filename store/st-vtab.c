@@ -788,8 +788,14 @@ vt_chunk_of(const struct vt_tab *t, int64_t id)
 {
 	int c0 = 0, c1 = t->ndir;
 
-	vt_id_range(t, id, id, &c0, &c1);
-	return c0 < c1 ? c0 : -1;	/* its last id is >= @id, its first <= @id */
+	if (t->idmap) {	/* as vt_id_range(), one search: a point needs no upper end */
+		int64_t b = id < 0 ? 0 : TC_MIN(id >> VT_ID_SHIFT, t->nidmap - 2);
+
+		c0 = (int)t->idmap[b];
+		c1 = (int)TC_MIN((int64_t)t->idmap[b + 1] + 1, (int64_t)t->ndir);
+	}
+	c0 = VT_SEARCH(c0, c1, d->first + d->count - 1 >= id);
+	return c0 < c1 && t->dir[c0].first <= id ? c0 : -1;	/* its last id >= @id, first <= */
 }
 
 static bool
