@@ -1984,23 +1984,14 @@ st_conn_edges(struct st_conn *c, int64_t id, bool out, struct st_edge_end **v, s
 	return 0;
 }
 
-int
-st_conn_label(struct st_conn *c, int64_t src, int64_t dst, int kind, struct tc_buf *out)
+/* The label of row @r (its form and numbers known) into @out: 0, 1 when it has none, -EIO. */
+static int
+ev_label_out(struct ev_vtab *vt, const struct ev_row *r, struct tc_buf *out)
 {
-	struct ev_vtab *vt = c ? c->edges : NULL;
-	struct ev_row r = { .src = src, .dst = dst, .kind = (uint8_t)kind };
 	const char *s;
 	int rc, len;
 
-	if (!vt)
-		return -EAGAIN;
-	if (kind < 0 || kind >= 1 << ST_EDGE_KIND_BITS)
-		return -ENOENT;
-	rc = ev_ins_find(vt, &r, 0);
-	if (rc == SQLITE_DONE)
-		return -ENOENT;
-	if (rc == SQLITE_OK)
-		rc = ev_label_text(vt, &r, &s, &len);
+	rc = ev_label_text(vt, r, &s, &len);
 	if (rc == SQLITE_DONE)
 		return 1;
 	if (rc != SQLITE_OK)
@@ -2011,25 +2002,33 @@ st_conn_label(struct st_conn *c, int64_t src, int64_t dst, int kind, struct tc_b
 }
 
 int
+st_conn_label(struct st_conn *c, int64_t src, int64_t dst, int kind, struct tc_buf *out)
+{
+	struct ev_vtab *vt = c ? c->edges : NULL;
+	struct ev_row r = { .src = src, .dst = dst, .kind = (uint8_t)kind };
+	int rc;
+
+	if (!vt)
+		return -EAGAIN;
+	if (kind < 0 || kind >= 1 << ST_EDGE_KIND_BITS)
+		return -ENOENT;
+	rc = ev_ins_find(vt, &r, 0);
+	if (rc == SQLITE_DONE)
+		return -ENOENT;
+	return rc == SQLITE_OK ? ev_label_out(vt, &r, out) : -EIO;
+}
+
+int
 st_conn_label_of(struct st_conn *c, const struct st_label_ref *ref, struct tc_buf *out)
 {
 	struct ev_vtab *vt = c ? c->edges : NULL;
 	struct ev_row r = { .form = ref->form, .label = ref->text, .a = ref->a, .b = ref->b };
-	const char *s;
-	int rc, len;
 
 	if (!vt)
 		return -EAGAIN;
 	if (ref->form > ST_LABEL_WAIT)
 		return -EIO;	/* not a label an entry holds */
-	rc = ev_label_text(vt, &r, &s, &len);
-	if (rc == SQLITE_DONE)
-		return 1;
-	if (rc != SQLITE_OK)
-		return -EIO;
-	tc_buf_reset(out);
-	tc_buf_add(out, s, (size_t)len);
-	return 0;
+	return ev_label_out(vt, &r, out);
 }
 
 int
