@@ -173,16 +173,7 @@ ch_labels(struct ch *c)
 static void
 ch_node(struct tc_jw *w, const struct dq_ev *ev, int hop)
 {
-	tc_jw_lit(w, "{\"id\":");
-	tc_jw_i64(w, ev->id);
-	tc_jw_lit(w, ",\"name\":");
-	tc_jw_str(w, ev->name);
-	tc_jw_lit(w, ",\"unit\":");
-	tc_jw_i64(w, ev->unit);
-	tc_jw_lit(w, ",\"ts\":");
-	tc_jw_i64(w, ev->ts);
-	tc_jw_lit(w, ",\"dur\":");
-	tc_jw_i64(w, ev->dur);
+	dq_ev_jw(w, ev->id, ev->name, ev->unit, ev->ts, ev->dur);
 	tc_jw_lit(w, ",\"hop\":");
 	tc_jw_i64(w, hop);
 	tc_jw_lit(w, "}");

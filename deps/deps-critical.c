@@ -246,45 +246,65 @@ around_cover(struct around *ar, size_t *nar, const struct dq_ev *ev)
  * The path's time per unit, largest working share first: [{"unit", "hops",
  * "work_ns", "wait_ns"}] (a hop's waiting counts on the unit that waited).
  */
+/* The per-unit sums of a path, added up through a hash of the units (a path has few). */
+struct unit_sums {
+	struct unit_sum *u;	/* malloc'd, @n of @cap */
+	size_t n, cap;
+	uint32_t *at;		/* open addressing: unit -> 1 + its index in u, 0: free */
+	size_t tcap;
+};
+
+/* The slot of @unit in s->at: its entry, or the free one where it goes. */
+static size_t
+unit_slot(const struct unit_sums *s, int64_t unit)
+{
+	size_t i = unit_hash(unit) & (s->tcap - 1);
+
+	while (s->at[i] && s->u[s->at[i] - 1].unit != unit)
+		i = (i + 1) & (s->tcap - 1);
+	return i;
+}
+
+/* The sum of @unit in @s, added when new. */
+static struct unit_sum *
+unit_sum_of(struct unit_sums *s, int64_t unit)
+{
+	size_t i;
+
+	if (2 * (s->n + 1) > s->tcap) {	/* at most half full */
+		s->tcap = s->tcap ? 2 * s->tcap : 64;
+		free(s->at);
+		s->at = tc_xcalloc(s->tcap, sizeof(*s->at));
+		for (size_t x = 0; x < s->n; x++)
+			s->at[unit_slot(s, s->u[x].unit)] = (uint32_t)x + 1;
+	}
+	i = unit_slot(s, unit);
+	if (!s->at[i]) {
+		TC_GROW(s->u, s->n, s->cap, 16);
+		s->u[s->n++] = (struct unit_sum){ .unit = unit };
+		s->at[i] = (uint32_t)s->n;
+	}
+	return &s->u[s->at[i] - 1];
+}
+
 static void
 units_json(struct tc_jw *w, const struct step *hops, size_t n)
 {
-	struct unit_sum *u = NULL;
-	uint32_t *at = NULL;	/* open addressing: unit -> 1 + its index in u, 0: free */
-	size_t m = 0, cap = 0, tcap = 0, j = 0;
+	struct unit_sums s = { 0 };
+	struct unit_sum *cur = NULL, *u;
+	size_t m;
 
-	/* added up by unit through a hash of the units (a path has few), not a sort of its hops */
+	/* not a sort of the hops: a path has few units, and stays on one for a while */
 	for (size_t k = 0; k < n; k++) {
-		int64_t unit = hops[k].unit;
-		size_t i;
-
-		if (m && u[j].unit == unit)
-			goto add;	/* a path stays on a unit for a while */
-		if (2 * (m + 1) > tcap) {
-			tcap = tcap ? 2 * tcap : 64;
-			free(at);
-			at = tc_xcalloc(tcap, sizeof(*at));
-			for (size_t x = 0; x < m; x++) {
-				for (i = unit_hash(u[x].unit) & (tcap - 1); at[i]; i = (i + 1) & (tcap - 1))
-					;
-				at[i] = (uint32_t)x + 1;
-			}
-		}
-		for (i = unit_hash(unit) & (tcap - 1); at[i] && u[at[i] - 1].unit != unit;
-		     i = (i + 1) & (tcap - 1))
-			;
-		if (!at[i]) {
-			TC_GROW(u, m, cap, 16);
-			u[m++] = (struct unit_sum){ .unit = unit };
-			at[i] = (uint32_t)m;
-		}
-		j = at[i] - 1;
-add:
-		u[j].hops++;
-		u[j].work += hops[k].work;
-		u[j].wait += hops[k].wait;
+		if (!cur || cur->unit != hops[k].unit)
+			cur = unit_sum_of(&s, hops[k].unit);
+		cur->hops++;
+		cur->work += hops[k].work;
+		cur->wait += hops[k].wait;
 	}
-	free(at);
+	free(s.at);
+	u = s.u;
+	m = s.n;
 	if (m)	/* qsort(NULL, 0) is undefined */
 		qsort(u, m, sizeof(*u), unit_sum_by_share);
 	tc_jw_lit(w, "[");
@@ -499,16 +519,7 @@ deps_critical_path_text(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t 
 		const struct step *h = &steps[k];
 		bool edge = k + 1 < n && h->kind >= 0;
 
-		tc_jw_lit(&w, "{\"id\":");
-		tc_jw_i64(&w, hops[k].id);
-		tc_jw_lit(&w, ",\"name\":");
-		tc_jw_str(&w, hops[k].name);
-		tc_jw_lit(&w, ",\"unit\":");
-		tc_jw_i64(&w, h->unit);
-		tc_jw_lit(&w, ",\"ts\":");
-		tc_jw_i64(&w, h->ts);
-		tc_jw_lit(&w, ",\"dur\":");
-		tc_jw_i64(&w, h->dur);
+		dq_ev_jw(&w, hops[k].id, hops[k].name, h->unit, h->ts, h->dur);
 		tc_jw_lit(&w, ",\"wait_ns\":");
 		tc_jw_i64(&w, h->wait);
 		tc_jw_lit(&w, ",\"work_ns\":");

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/tc-json.h"
+#include "common/tc-jw.h"
 #include "common/tc-sort.h"
 #include "deps/deps-query.h"
 
@@ -395,6 +396,21 @@ dq_ev_json(const struct dq_ev *ev)
 			 (json_int_t)ev->dur);
 }
 
+void
+dq_ev_jw(struct tc_jw *w, int64_t id, const char *name, int64_t unit, int64_t ts, int64_t dur)
+{
+	tc_jw_lit(w, "{\"id\":");
+	tc_jw_i64(w, id);
+	tc_jw_lit(w, ",\"name\":");
+	tc_jw_str(w, name);
+	tc_jw_lit(w, ",\"unit\":");
+	tc_jw_i64(w, unit);
+	tc_jw_lit(w, ",\"ts\":");
+	tc_jw_i64(w, ts);
+	tc_jw_lit(w, ",\"dur\":");
+	tc_jw_i64(w, dur);
+}
+
 static json_t *
 kinds_obj(void)
 {
@@ -547,15 +563,9 @@ dq_label(struct dq *q, int64_t src, int64_t dst, int kind, const struct st_label
 	int rc, s;
 
 	*label = NULL;
-	if (ref && ref->form != ST_LABEL_AT_DST && dq_conn(q)) {
-		rc = st_conn_label_of(q->sc, ref, &q->text);
-		if (!rc)
-			*label = tc_xstrdup(q->text.data);
-		if (rc == 0 || rc == 1)
-			return 0;
-	}
 	if (dq_conn(q)) {
-		rc = st_conn_label(q->sc, src, dst, kind, &q->text);
+		rc = ref && ref->form != ST_LABEL_AT_DST ? st_conn_label_of(q->sc, ref, &q->text) :
+			st_conn_label(q->sc, src, dst, kind, &q->text);
 		if (!rc)
 			*label = tc_xstrdup(q->text.data);
 		if (rc == 0 || rc == 1 || rc == -ENOENT)

@@ -162,6 +162,15 @@ json_t *dq_text_json(char *text, size_t len, struct tc_err *err);
 /** dq_ev_json - @ev as the API shows an event: {id, name, unit, ts, dur} (new reference). */
 json_t *dq_ev_json(const struct dq_ev *ev);
 
+struct tc_jw;
+
+/**
+ * dq_ev_jw - the same as JSON text into @w, left open: {"id", "name", "unit",
+ * "ts", "dur" of the event given; the caller adds its fields and the "}".
+ */
+void dq_ev_jw(struct tc_jw *w, int64_t id, const char *name, int64_t unit, int64_t ts,
+	      int64_t dur);
+
 /** dq_set_add - insert (a, b, c) into @s.  Return: true when it was new. */
 bool dq_set_add(struct dq_set *s, int64_t a, int64_t b, int c);
 

@@ -1155,7 +1155,6 @@ struct ev_view {
 	int len, cap;
 	uint64_t done[(ST_EDGE_GROUPS + 63) / 64];	/* bit g: group g is read and indexed */
 	uint32_t off[ST_EDGE_BLOCK];	/* event i's first entry, EV_SLOT_NONE: none */
-	uint32_t gend[ST_EDGE_GROUPS];	/* where the entries of group g end (once in @done) */
 	uint8_t prev[ST_EDGE_BLOCK];	/* the id before it, less the block's first */
 };
 
@@ -1399,6 +1398,14 @@ ev_le32(const uint8_t *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+/* Where the entries of group @g of view @v end (once read: its index entries are). */
+static const uint8_t *
+ev_group_end(const struct ev_view *v, int g)
+{
+	return v->blob + ST_EDGE_IDX + (g + 1 < ST_EDGE_GROUPS ? ev_le32(v->blob + 5 * (g + 1)) :
+				       (uint32_t)(v->len - ST_EDGE_IDX));
+}
+
 /*
  * The length of block @block's ins (@by_src false) or outs blob into
  * *@len.  Return: SQLITE_OK, SQLITE_DONE when the block has none that way
@@ -1508,7 +1515,6 @@ ev_view_group(struct ev_vtab *vt, struct ev_view *v, int g)
 			v->prev[cur] = (uint8_t)prev;
 		}
 	}
-	v->gend[g] = ST_EDGE_IDX + to;
 	v->done[g / 64] |= UINT64_C(1) << (g % 64);
 	return SQLITE_OK;
 }
@@ -1623,7 +1629,7 @@ ev_entries_at(struct ev_vtab *vt, int64_t self, bool by_src, const uint8_t **q,
 	if (v->off[slot] == EV_SLOT_NONE)
 		return SQLITE_DONE;
 	*q = v->blob + v->off[slot];
-	*end = v->blob + v->gend[slot / ST_EDGE_GROUP];	/* its entries are in its group */
+	*end = ev_group_end(v, slot / ST_EDGE_GROUP);	/* its entries are in its group */
 	*cur = block * ST_EDGE_BLOCK + v->prev[slot];
 	return SQLITE_OK;
 }
@@ -1777,7 +1783,7 @@ ev_filter(sqlite3_vtab_cursor *base, int plan, const char *idx, int argc, sqlite
 		rc = ev_view_get(vt, block, by_src, slot, &v);
 		if (rc == SQLITE_OK && v->off[slot] != EV_SLOT_NONE)
 			rc = ev_decode(c, v->blob, v->blob + v->off[slot],
-				       v->blob + v->gend[slot / ST_EDGE_GROUP], block,
+				       ev_group_end(v, slot / ST_EDGE_GROUP), block,
 				       by_src, block * ST_EDGE_BLOCK + v->prev[slot], self,
 				       by_src ? -1 : src, (int)kind);
 		else if (rc == SQLITE_DONE)

@@ -734,24 +734,35 @@ vt_names(struct vt_cur *k, sqlite3_value *list, bool *empty)
 })
 
 /*
+ * Narrow the directory range [*@c0, *@c1) to where the chunks holding ids
+ * @lo..@hi lie, through the id map (unchanged without one).
+ */
+static void
+vt_idmap_span(const struct vt_tab *t, int64_t lo, int64_t hi, int *c0, int *c1)
+{
+	int64_t bl, bh;
+
+	if (!t->idmap)
+		return;
+	/*
+	 * The chunk holding (or next after) id x lies in [idmap[b],
+	 * idmap[b + 1]] for b = x >> VT_ID_SHIFT; the map's last block has no
+	 * ids, so b + 1 stays inside.
+	 */
+	bl = lo < 0 ? 0 : TC_MIN(lo >> VT_ID_SHIFT, t->nidmap - 2);
+	bh = hi < 0 ? 0 : TC_MIN(hi >> VT_ID_SHIFT, t->nidmap - 2);
+	*c0 = (int)t->idmap[bl];
+	*c1 = (int)TC_MIN((int64_t)t->idmap[bh + 1] + 1, (int64_t)t->ndir);
+}
+
+/*
  * The directory range [*@c0, *@c1) of the chunks holding ids @lo..@hi: the
  * id map narrows it, a binary search finishes.
  */
 static void
 vt_id_range(const struct vt_tab *t, int64_t lo, int64_t hi, int *c0, int *c1)
 {
-	if (t->idmap) {
-		/*
-		 * The chunk holding (or next after) id x lies in
-		 * [idmap[b], idmap[b + 1]] for b = x >> VT_ID_SHIFT; the map's
-		 * last block has no ids, so b + 1 stays inside.
-		 */
-		int64_t bl = lo < 0 ? 0 : TC_MIN(lo >> VT_ID_SHIFT, t->nidmap - 2);
-		int64_t bh = hi < 0 ? 0 : TC_MIN(hi >> VT_ID_SHIFT, t->nidmap - 2);
-
-		*c0 = (int)t->idmap[bl];
-		*c1 = (int)TC_MIN((int64_t)t->idmap[bh + 1] + 1, (int64_t)t->ndir);
-	}
+	vt_idmap_span(t, lo, hi, c0, c1);
 	*c0 = VT_SEARCH(*c0, *c1, d->first + d->count - 1 >= lo);
 	*c1 = VT_SEARCH(*c0, *c1, d->first > hi);
 }
@@ -788,12 +799,7 @@ vt_chunk_of(const struct vt_tab *t, int64_t id)
 {
 	int c0 = 0, c1 = t->ndir;
 
-	if (t->idmap) {	/* as vt_id_range(), one search: a point needs no upper end */
-		int64_t b = id < 0 ? 0 : TC_MIN(id >> VT_ID_SHIFT, t->nidmap - 2);
-
-		c0 = (int)t->idmap[b];
-		c1 = (int)TC_MIN((int64_t)t->idmap[b + 1] + 1, (int64_t)t->ndir);
-	}
+	vt_idmap_span(t, id, id, &c0, &c1);	/* then one search: a point needs no upper end */
 	c0 = VT_SEARCH(c0, c1, d->first + d->count - 1 >= id);
 	return c0 < c1 && t->dir[c0].first <= id ? c0 : -1;	/* its last id >= @id, first <= */
 }
