@@ -24,22 +24,35 @@ ing_format_name(int fmt)
 	}
 }
 
+/* the index of the first byte at or after @i that is not JSON whitespace */
+static size_t
+skip_ws(const unsigned char *h, size_t n, size_t i)
+{
+	while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == '\r' || h[i] == '\n'))
+		i++;
+	return i;
+}
+
 int
 ing_detect(const unsigned char *h, size_t n)
 {
-	size_t i = 0;
+	size_t i = 0, j;
 
 	if (n >= 8 && ntff_is_ntff(h, n))
 		return ING_FMT_NTFF;
-	/* skip a UTF-8 BOM and whitespace */
+	/* JSON: a BOM, whitespace, then an object that opens with a key or
+	 * closes, or an array that opens with an object or closes */
 	if (n >= 3 && h[0] == 0xef && h[1] == 0xbb && h[2] == 0xbf)
 		i = 3;
-	while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == '\r' || h[i] == '\n'))
-		i++;
-	if (i < n && (h[i] == '{' || h[i] == '['))
-		return ING_FMT_JSON;
-	/* Perfetto: a Trace is a sequence of field 1 (packet), wire type 2 */
-	if (n >= 2 && h[0] == 0x0a)
+	i = skip_ws(h, n, i);
+	if (i < n && (h[i] == '{' || h[i] == '[')) {
+		j = skip_ws(h, n, i + 1);
+		if (j == n || (h[i] == '{' && (h[j] == '"' || h[j] == '}')) ||
+		    (h[i] == '[' && (h[j] == '{' || h[j] == ']')))
+			return ING_FMT_JSON;
+		return ING_FMT_UNKNOWN;
+	}
+	if (pf_sniff(h, n))
 		return ING_FMT_PERFETTO;
 	return ING_FMT_UNKNOWN;
 }

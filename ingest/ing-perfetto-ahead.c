@@ -47,6 +47,69 @@ struct pf_ahead {
 	pthread_cond_t cv_filled, cv_free;
 };
 
+/*
+ * pf_fields_ok - do the bytes [@p, @p + @n) open a well-formed run of
+ * protobuf fields in a message of @lim bytes (@lim >= @n)?  Each tag names a
+ * field > 0 with wire type 0, 1, 2 or 5, each varint ends within 10 bytes,
+ * each length fits the message.  A field cut by @n counts as well-formed:
+ * @n is where the sniffed bytes stop, not the message.  @top: the message is
+ * a Trace: only packets (field 1), whose own fields are checked too (a
+ * Trace has no other field; pf_frame() would skip one).
+ */
+static bool
+pf_fields_ok(const uint8_t *p, size_t n, uint64_t lim, bool top)
+{
+	uint64_t tag, v;
+	size_t at = 0, k;
+
+	while (at < n) {
+		k = pf_varint(p + at, p + n, &tag);
+		if (!k)
+			return n - at < 10;
+		if ((tag >> 3) == 0 || (top && tag != 0x0a))
+			return false;
+		at += k;
+		switch (tag & 7) {
+		case 0:
+			k = pf_varint(p + at, p + n, &v);
+			if (!k)
+				return n - at < 10;
+			v = k;
+			break;
+		case 1:
+			v = 8;
+			break;
+		case 5:
+			v = 4;
+			break;
+		case 2:
+			k = pf_varint(p + at, p + n, &v);
+			if (!k)
+				return n - at < 10;
+			at += k;
+			if (top && v > PF_MAX_PACKET)
+				return false;
+			if (top && !pf_fields_ok(p + at, (size_t)TC_MIN(v, (uint64_t)(n - at)), v, false))
+				return false;
+			break;
+		default:
+			return false;
+		}
+		if (v > lim - at)
+			return false;
+		if (v >= n - at)
+			break;
+		at += (size_t)v;
+	}
+	return true;
+}
+
+bool
+pf_sniff(const uint8_t *h, size_t n)
+{
+	return n >= 2 && h[0] == 0x0a && pf_fields_ok(h, n, UINT64_MAX, true);
+}
+
 long
 pf_frame(const char *name, struct tc_err *err, bool top, const uint8_t *p, const uint8_t *end,
 	 uint64_t off, bool at_eof, const uint8_t **pkt, size_t *pkt_len)

@@ -94,6 +94,14 @@ long pf_frame(const char *name, struct tc_err *err, bool top, const uint8_t *p,
 	      const uint8_t *end, uint64_t off, bool at_eof, const uint8_t **pkt,
 	      size_t *pkt_len);
 
+/*
+ * pf_sniff - do the first bytes of an input [@h, @h + @n) look like a Perfetto
+ * Trace?  It must open with a packet (0x0a), and every field as far as the
+ * bytes go must be well-formed, the packets' own fields too: 3000 random
+ * bytes that start with 0x0a are not taken for a trace.
+ */
+bool pf_sniff(const uint8_t *h, size_t n);
+
 #define PF_BATCH_ITEMS 1024	/* packets per batch, at most */
 #define PF_BATCH_BYTES (256u << 10)	/* packet bytes per batch, about */
 

@@ -830,6 +830,97 @@ rnd(uint64_t *s)
 }
 
 /*
+ * ing_detect(): every cut of a real trace is still taken for Perfetto, JSON
+ * by its first two tokens, and random bytes are not taken for a trace (a
+ * seeded draw: the old one-byte test took about 1 in 85 of them).
+ */
+static void
+test_detect(const struct tc_buf *good)
+{
+	static const struct {
+		const char *what;
+		const char *text;
+		int want;
+	} json[] = {
+		{ "an object", "{\"traceEvents\": []}", ING_FMT_JSON },
+		{ "BOM, space, newline, array", "\xef\xbb\xbf \n[ {\"ph\": \"X\"}]", ING_FMT_JSON },
+		{ "[]", "[]", ING_FMT_JSON },
+		{ "{ }", "{ }", ING_FMT_JSON },
+		{ "an array cut after [", "  [  ", ING_FMT_JSON },
+		{ "an array of numbers", "[1, 2]", ING_FMT_UNKNOWN },
+		{ "an object without a key", "{x}", ING_FMT_UNKNOWN },
+		{ "an array of arrays", "[[{}]]", ING_FMT_UNKNOWN },
+		{ "text", "hello", ING_FMT_UNKNOWN },
+	};
+	static const struct {
+		const char *what;
+		const char *data;
+		size_t len;
+		int want;
+	} pb[] = {
+		{ "one empty packet", "\x0a\x00", 2, ING_FMT_PERFETTO },
+		{ "a packet of one varint field", "\x0a\x02\x08\x01", 4, ING_FMT_PERFETTO },
+		{ "a packet field with wire type 7", "\x0a\x02\x0f\x01", 4, ING_FMT_UNKNOWN },
+		{ "a packet field 0", "\x0a\x02\x00\x01", 4, ING_FMT_UNKNOWN },
+		{ "a field longer than its packet", "\x0a\x03\x12\x05\x00", 5, ING_FMT_UNKNOWN },
+		{ "a top-level group", "\x0a\x00\x0b\x00", 4, ING_FMT_UNKNOWN },
+		{ "a top-level field other than packets", "\x0a\x00\x12\x00", 4, ING_FMT_UNKNOWN },
+		{ "two packets", "\x0a\x00\x0a\x02\x08\x01", 6, ING_FMT_PERFETTO },
+		{ "a packet over the limit", "\x0a\xff\xff\xff\xff\x0f", 6, ING_FMT_UNKNOWN },
+		{ "a length cut by the end", "\x0a\xff", 2, ING_FMT_PERFETTO },
+	};
+	unsigned char buf[3000];
+	uint64_t s = 0x9e3779b97f4a7c15ULL;
+	size_t i, k, bad_cut = SIZE_MAX, hits = 0, hits0a = 0, hitsj = 0;
+	const int draws = 20000;
+
+	for (k = 2; k <= good->len; k++)
+		if (ing_detect((const unsigned char *)good->data, k) != ING_FMT_PERFETTO &&
+		    bad_cut == SIZE_MAX)
+			bad_cut = k;
+	if (!ok(bad_cut == SIZE_MAX, "detect: each of the %zu cuts of the hand-built trace is "
+		"Perfetto", good->len - 1))
+		printf("#   not at %zu bytes\n", bad_cut);
+	for (i = 0; i < TC_ARRAY_SIZE(json); i++)
+	{
+		char name[80];
+
+		snprintf(name, sizeof(name), "detect: %s", json[i].what);
+		is_int(ing_detect((const unsigned char *)json[i].text, strlen(json[i].text)),
+		       json[i].want, name);
+	}
+	for (i = 0; i < TC_ARRAY_SIZE(pb); i++) {
+		char name[80];
+
+		snprintf(name, sizeof(name), "detect: %s", pb[i].what);
+		is_int(ing_detect((const unsigned char *)pb[i].data, pb[i].len), pb[i].want, name);
+	}
+	for (int d = 0; d < draws; d++) {
+		for (i = 0; i < sizeof(buf); i += 8) {
+			uint64_t r = rnd(&s);
+
+			memcpy(buf + i, &r, TC_MIN(8, sizeof(buf) - i));
+		}
+		hits += ing_detect(buf, sizeof(buf)) != ING_FMT_UNKNOWN;
+		buf[0] = 0x0a;
+		hits0a += ing_detect(buf, sizeof(buf)) != ING_FMT_UNKNOWN;
+		buf[0] = d & 1 ? '{' : '[';
+		hitsj += ing_detect(buf, sizeof(buf)) != ING_FMT_UNKNOWN;
+	}
+	if (!ok(hits <= (size_t)draws / 5000, "detect: %d random 3000-byte inputs, at most 1 in "
+		"5000 taken for a trace", draws))
+		printf("#   %zu taken\n", hits);
+	if (!ok(hits0a <= (size_t)draws / 40, "detect: the same opening with 0x0a, at most 1 "
+		"in 40 taken for Perfetto"))
+		printf("#   %zu taken\n", hits0a);
+	if (!ok(hitsj <= (size_t)draws / 100, "detect: the same opening with { or [, at most 1 in "
+		"100 taken for JSON"))
+		printf("#   %zu taken\n", hitsj);
+	printf("# detect: random inputs taken: %zu, with 0x0a: %zu, with { or [: %zu, of %d\n",
+	       hits, hits0a, hitsj, draws);
+}
+
+/*
  * Every packet of the Trace @data (plain protobuf), decoded both ways, plus
  * @mutations damaged copies of each of the first @mutate packets.
  */
@@ -1329,6 +1420,7 @@ main(void)
 	}
 	test_small_trace(&b);
 	test_bad_input(&b);
+	test_detect(&b);
 	test_decoder_cases();
 	dec_trace((const uint8_t *)b.data, b.len, SIZE_MAX, 400, "hand-built trace", 0.4);
 	dec_shared_trace();
