@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "common/tc.h"
 #include "common/tc-jw.h"
 
@@ -44,31 +45,141 @@ tc_jw_i64(struct tc_jw *w, int64_t v)
 	tc_jw_raw(w, s, (size_t)(e - s));
 }
 
-void
-tc_jw_real(struct tc_jw *w, double v)
+/* 10^0 .. 10^19, exact */
+static const uint64_t pow10_u64[20] = {
+	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+	100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+	10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+	100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
+};
+
+/* 10^-3 .. 10^14, for a first guess */
+static const double pow10_dbl[18] = {
+	1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+	1e12, 1e13, 1e14,
+};
+
+static unsigned __int128
+pow10_u128(int k)
 {
-	char buf[40], *x;
+	return k < 20 ? pow10_u64[k] : (unsigned __int128)pow10_u64[19] * pow10_u64[k - 19];
+}
+
+/* Decimal digits of @u (< 10^20) into @s; their count. */
+static int
+u64_digits(char *s, uint64_t u)
+{
+	char tmp[20], *e = tmp + sizeof(tmp), *p = e;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	memcpy(s, p, (size_t)(e - p));
+	return (int)(e - p);
+}
+
+/*
+ * "%.17g" of a finite @v in fixed notation, from exact integer arithmetic:
+ * the 17 significant digits are round(|v| * 10^(16 - X)) with X the decimal
+ * exponent, ties to even as glibc rounds (the value m * 2^e is exact, so
+ * m * 10^s fits 128 bits for the exponents taken here).  Trailing zeros of
+ * the fraction are dropped as %g drops them, then Jansson's ".0" rule.
+ * Return: the length, or 0 for what it leaves to printf (|v| below 1e-4,
+ * where %g may turn to an exponent, and from 1e15, handled elsewhere).
+ */
+static int
+real17_fixed(char *buf, double v)
+{
+	uint64_t bits, m;
+	unsigned __int128 pr, q, rem, half;
+	int e, x, shift, n = 0, i, last;
+	char d[20];
+	double a = fabs(v);
+
+	if (!(a >= 1e-4 && a < 1e15))
+		return 0;
+	memcpy(&bits, &v, sizeof(bits));
+	m = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);
+	e = (int)((bits >> 52) & 0x7ff) - 1075;		/* v = m * 2^e */
+	if (e >= 0)
+		return 0;	/* whole: not reached, callers take those first */
+	shift = -e;		/* 1 .. 66 for this range */
+	/* a first guess of the exponent, corrected below on the exact digits */
+	for (x = -4; x < 14 && a >= pow10_dbl[x + 4]; x++)
+		;
+	for (;;) {
+		pr = (unsigned __int128)m * pow10_u128(16 - x);
+		q = pr >> shift;
+		rem = pr & (((unsigned __int128)1 << shift) - 1);
+		half = (unsigned __int128)1 << (shift - 1);
+		if (rem > half || (rem == half && (q & 1)))
+			q++;
+		if (q >= pow10_u64[17] && x < 15)
+			x++;
+		else if (q < pow10_u64[16] && x > -4)
+			x--;
+		else
+			break;
+	}
+	if (q >= pow10_u64[17] || q < pow10_u64[16])
+		return 0;
+	u64_digits(d, (uint64_t)q);	/* 17 digits */
+	for (last = 16; last > 0 && d[last] == '0'; last--)
+		;
+	if (v < 0)
+		buf[n++] = '-';
+	if (x >= 0) {
+		memcpy(buf + n, d, (size_t)x + 1);
+		n += x + 1;
+		buf[n++] = '.';
+		if (last <= x) {
+			buf[n++] = '0';
+		} else {
+			memcpy(buf + n, d + x + 1, (size_t)(last - x));
+			n += last - x;
+		}
+	} else {
+		buf[n++] = '0';
+		buf[n++] = '.';
+		for (i = 0; i < -x - 1; i++)
+			buf[n++] = '0';
+		memcpy(buf + n, d, (size_t)last + 1);
+		n += last + 1;
+	}
+	buf[n] = 0;
+	return n;
+}
+
+int
+tc_real_text(char *buf, double v)
+{
+	char *x;
 	int n;
 
-	if (!isfinite(v)) {
-		tc_jw_lit(w, "null");
-		return;
-	}
-	/* integral values below 2^53 print all digits with %.17g: fast path */
+	if (!isfinite(v))
+		return 0;
 	if (v == 0 && signbit(v)) {
-		tc_jw_lit(w, "-0.0");
-		return;
+		memcpy(buf, "-0.0", 5);
+		return 4;
 	}
+	/* whole values below 2^53 print all their digits with %.17g */
 	if (fabs(v) < 9007199254740992.0 && v == (double)(int64_t)v) {
-		tc_jw_i64(w, (int64_t)v);
-		tc_jw_lit(w, ".0");
-		return;
+		int64_t i = (int64_t)v;
+
+		n = 0;
+		if (i < 0)
+			buf[n++] = '-';
+		n += u64_digits(buf + n, i < 0 ? -(uint64_t)i : (uint64_t)i);
+		memcpy(buf + n, ".0", 3);
+		return n + 2;
 	}
-	n = snprintf(buf, sizeof(buf), "%.17g", v);
-	if (n <= 0 || (size_t)n >= sizeof(buf) - 3) {
-		tc_jw_lit(w, "null");
-		return;
-	}
+	n = real17_fixed(buf, v);
+	if (n)
+		return n;
+	n = snprintf(buf, TC_REAL_TEXT_MAX, "%.17g", v);
+	if (n <= 0 || n >= TC_REAL_TEXT_MAX - 3)
+		return 0;
 	if (!strchr(buf, '.') && !strchr(buf, 'e')) {
 		memcpy(buf + n, ".0", 3);
 		n += 2;
@@ -89,6 +200,19 @@ tc_jw_real(struct tc_jw *w, double v)
 			memmove(start, end, strlen(end) + 1);
 			n = (int)strlen(buf);
 		}
+	}
+	return n;
+}
+
+void
+tc_jw_real(struct tc_jw *w, double v)
+{
+	char buf[TC_REAL_TEXT_MAX];
+	int n;
+
+	if (!isfinite(v) || !(n = tc_real_text(buf, v))) {
+		tc_jw_lit(w, "null");
+		return;
 	}
 	tc_jw_raw(w, buf, (size_t)n);
 }

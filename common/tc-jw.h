@@ -46,6 +46,19 @@ tc_jw_raw(struct tc_jw *w, const char *s, size_t n)
 
 /** tc_jw_i64 - append @v in decimal. */
 void tc_jw_i64(struct tc_jw *w, int64_t v);
+#define TC_REAL_TEXT_MAX 40
+
+/**
+ * tc_real_text - the text of the finite double @v as Jansson 2.14 (built
+ * without dtoa) writes a real: "%.17g", ".0" added when that has neither '.'
+ * nor 'e', the exponent without '+' or leading zeros.  Whole values and
+ * those from 1e-4 to 1e15 are written without printf, digit for digit the
+ * same (ties to even, as glibc rounds).
+ * @buf: TC_REAL_TEXT_MAX bytes, NUL-terminated on return.
+ * Return: the length; 0 when @v is not finite.
+ */
+int tc_real_text(char *buf, double v);
+
 /** tc_jw_real - append @v as Jansson prints a real ("%.17g", always a '.' or
  * an exponent); a non-finite @v, which Jansson cannot hold, becomes null. */
 void tc_jw_real(struct tc_jw *w, double v);

@@ -947,28 +947,8 @@ flow_v1(struct jreader *r, const struct jev *e, char ph, int ti, int64_t ts, uin
 		 thread_unit(r, ti), ts, -1);
 }
 
-/*
- * Is @s/@n one of the args keys deps/ reads (docs/dependencies.md): reads,
- * writes, signals, waits, operands?
- */
-static bool
-access_key(const char *s, size_t n)
-{
-	switch (n) {
-	case 5:
-		return !memcmp(s, "reads", 5) || !memcmp(s, "waits", 5);
-	case 6:
-		return !memcmp(s, "writes", 6);
-	case 7:
-		return !memcmp(s, "signals", 7);
-	case 8:
-		return !memcmp(s, "operands", 8);
-	default:
-		return false;
-	}
-}
-
-/* The same for a member key, compared as deps/ reads it: decoded, up to a NUL. */
+/* Is a member key one deps/ reads (st_access_key()), compared as deps/ reads
+ * it: decoded, up to a NUL? */
 static bool
 access_key_val(const struct ij_val *k)
 {
@@ -976,10 +956,10 @@ access_key_val(const struct ij_val *k)
 	bool yes;
 
 	if (!k->esc)
-		return access_key(k->p, k->n);
+		return st_access_key(k->p, k->n);
 	tc_buf_init(&b);
 	ij_str_decode(k, &b);
-	yes = b.len && b.len < 16 && access_key(b.data, strnlen(b.data, b.len));
+	yes = b.len && b.len < 16 && st_access_key(b.data, strnlen(b.data, b.len));
 	tc_buf_free(&b);
 	return yes;
 }

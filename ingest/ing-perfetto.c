@@ -15,6 +15,7 @@
 #include <jansson.h>
 #include <zlib.h>
 #include "common/tc-json.h"
+#include "common/tc-jw.h"
 #include "common/tc-sort.h"
 #include "store/library.h"
 #include "ingest/ingest.h"
@@ -57,10 +58,20 @@ struct pf_clock {
 };
 
 /* One open slice on a track, waiting for its end. */
+/* An event's args text: borrowed, from pf_args() until its next call. */
+struct pf_argtxt {
+	const char *text;	/* JSON object text, NUL-terminated, or NULL */
+	size_t len;
+	int access;		/* a top-level access-set key (1) or not (0); -1: not
+				 * looked at, the store looks (st_event.args_scanned) */
+};
+
 struct pf_open {
 	int64_t ts;
 	uint32_t name, cat;
-	char *args;
+	char *args;		/* owned: a copy of the begin's args text */
+	size_t args_len;
+	int access;		/* struct pf_argtxt's */
 	uint64_t handle;	/* flow handle, 0 until a flow needs it */
 };
 
@@ -894,36 +905,15 @@ pf_json_int(struct tc_buf *b, int64_t v)
 	tc_buf_add(b, p, (size_t)(buf + sizeof(buf) - p));
 }
 
-/*
- * A finite double as jansson 2.14 built without dtoa writes it: "%.17g",
- * ".0" appended when that has neither '.' nor 'e', and the exponent's '+'
- * and leading zeros dropped.  pf_args_probe() checks that the jansson we
- * run with agrees before pf_args_fast() relies on it.
- */
+/* A finite double as jansson writes it (tc_real_text()); pf_args_probe()
+ * checks that the jansson we run with agrees before pf_args_fast() relies
+ * on it. */
 static void
 pf_json_real(struct tc_buf *b, double v)
 {
-	char buf[40], *e;
-	int n = snprintf(buf, sizeof(buf), "%.17g", v);
+	char buf[TC_REAL_TEXT_MAX];
 
-	if (!strchr(buf, '.') && !strchr(buf, 'e')) {
-		memcpy(buf + n, ".0", 3);
-		n += 2;
-	}
-	e = strchr(buf, 'e');
-	if (e) {
-		char *start = e + 1, *end = e + 2;
-
-		if (*start == '-')
-			start++;
-		while (*end == '0')
-			end++;
-		if (end != start) {
-			memmove(start, end, (size_t)(buf + n + 1 - end));
-			n -= (int)(end - start);
-		}
-	}
-	tc_buf_add(b, buf, (size_t)n);
+	tc_buf_add(b, buf, (size_t)tc_real_text(buf, v));
 }
 
 /* Whether pf_json_real() (@real) or pf_json_int() writes @v as jansson does. */
@@ -952,7 +942,8 @@ static bool
 pf_args_probe(void)
 {
 	static const double v[] = { 0.0, -0.0, 1.0, -2.5, 0.1, 48.211, 1275.5, 1e20, 1e-5,
-				    1.5e300, -3.25e-300, 123456789012345680.0, 1.0 / 3.0 };
+				    1.5e300, -3.25e-300, 123456789012345680.0, 1.0 / 3.0,
+				    1275.0, -1025.0, 999999999999999.0, 1e15, -1e15 };
 	size_t i;
 
 	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
@@ -968,9 +959,11 @@ pf_args_probe(void)
  * string, interned string, pointer).  Return: false when the annotations
  * need pf_args_json() (nested dicts or arrays, legacy JSON, non-ASCII text,
  * repeated names, non-finite doubles, doubles when @fast_real is false).
+ * *@access (0 on entry) becomes 1 when a name is an access-set key.
  */
 static bool
-pf_args_fast(struct pf_seq *s, const PfEvent *te, bool fast_real, struct tc_buf *b)
+pf_args_fast(struct pf_seq *s, const PfEvent *te, bool fast_real, struct tc_buf *b,
+	     int *access)
 {
 	const char *names[16];
 	size_t i, j, m = 0;
@@ -995,6 +988,8 @@ pf_args_fast(struct pf_seq *s, const PfEvent *te, bool fast_real, struct tc_buf 
 			tc_buf_addc(b, ',');
 		if (!pf_json_str(b, names[m - 1]))
 			return false;
+		if (!*access && st_access_key(names[m - 1], strlen(names[m - 1])))
+			*access = 1;
 		tc_buf_addc(b, ':');
 		if (a->has_bool_value) {
 			tc_buf_adds(b, a->bool_value ? "true" : "false");
@@ -1028,23 +1023,43 @@ pf_args_fast(struct pf_seq *s, const PfEvent *te, bool fast_real, struct tc_buf 
 	return true;
 }
 
-/* The debug annotations as a JSON object text (malloc'd), NULL when none. */
-static char *
-pf_args(struct pf_ctx *c, struct pf_seq *s, const PfEvent *te)
+/*
+ * The debug annotations as a JSON object text into *@at, borrowed from
+ * c->args until the next call (text NULL when there are none), with
+ * whether a top-level name is an access-set key when the fast writer knew.
+ */
+static void
+pf_args(struct pf_ctx *c, struct pf_seq *s, const PfEvent *te, struct pf_argtxt *at)
 {
 	char *txt;
 
+	at->text = NULL;
+	at->len = 0;
+	at->access = 0;
 	if (!te->n_debug_annotations)
-		return NULL;
+		return;
 	tc_buf_reset(&c->args);
-	if (pf_args_fast(s, te, c->fast_real, &c->args))
-		return c->args.len > 2 ? tc_xstrndup(c->args.data, c->args.len) : NULL;
-	txt = pf_args_json(s, te);
-	if (txt && !strcmp(txt, "{}")) {	/* only our nx.* annotations */
+	if (!pf_args_fast(s, te, c->fast_real, &c->args, &at->access)) {
+		at->access = -1;
+		tc_buf_reset(&c->args);
+		txt = pf_args_json(s, te);
+		if (txt)
+			tc_buf_adds(&c->args, txt);
 		free(txt);
-		txt = NULL;
 	}
-	return txt;
+	if (c->args.len <= 2)	/* "{}": only our nx.* annotations */
+		return;
+	tc_buf_addc(&c->args, 0);
+	at->text = c->args.data;
+	at->len = c->args.len - 1;
+}
+
+/* pf_args() into *@at, which it returns: for the calls below. */
+static const struct pf_argtxt *
+pf_args_of(struct pf_ctx *c, struct pf_seq *s, const PfEvent *te, struct pf_argtxt *at)
+{
+	pf_args(c, s, te, at);
+	return at;
 }
 
 /* ---- events and flows ---- */
@@ -1253,12 +1268,12 @@ pf_flow_replay(struct pf_ctx *c)
 
 static int64_t
 pf_add(struct pf_ctx *c, int unit, int kind, int64_t ts, int64_t dur, uint32_t name,
-       uint32_t cat, double value, const char *args)
+       uint32_t cat, double value, const char *args, size_t args_len, int access)
 {
 	struct st_event ev = {
 		.unit = unit, .kind = kind, .dur = dur < 0 ? 0 : dur,
-		.name = name, .cat = cat, .value = value, .args = args,
-		.args_len = args ? strlen(args) : 0,
+		.name = name, .cat = cat, .value = value, .args = args, .args_len = args_len,
+		.args_scanned = access >= 0, .has_access = access > 0,
 	};
 	int64_t end, at_end;	/* in trace time, before the offset, and after it */
 
@@ -1302,7 +1317,7 @@ pf_counter_value(struct pf_ctx *c, struct pf_seq *s, uint64_t uuid, double v, in
 	}
 	if (t->mult)
 		v *= (double)t->mult;
-	pf_add(c, pf_unit_of(c, t), ST_EV_COUNTER, ts, 0, 0, 0, v, NULL);
+	pf_add(c, pf_unit_of(c, t), ST_EV_COUNTER, ts, 0, 0, 0, v, NULL, 0, 0);
 }
 
 static void
@@ -1374,7 +1389,7 @@ pf_legacy_thread_counters(struct pf_ctx *c, struct pf_seq *s, struct pf_track *t
 			t->name = tc_xstrdup(names[k]);
 		}
 		pf_add(c, pf_unit_of(c, t), ST_EV_COUNTER, ts, 0, 0, 0,
-		       (double)(k == 0 ? v[k] * 1000 : v[k]), NULL);
+		       (double)(k == 0 ? v[k] * 1000 : v[k]), NULL, 0, 0);
 	}
 }
 
@@ -1440,7 +1455,7 @@ pf_slice_end(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int64_t ts
 		seq = 0;
 	} else {
 		seq = pf_add(c, pf_unit_of(c, t), ST_EV_SLICE, o->ts, dur, o->name, o->cat, 0,
-			     o->args);
+			     o->args, o->args_len, o->access);
 	}
 	if (o->handle)
 		c->hseq[o->handle] = seq;
@@ -1450,7 +1465,7 @@ pf_slice_end(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int64_t ts
 
 static void
 pf_slice_begin(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int64_t ts,
-	       uint32_t name, uint32_t cat, char *args)
+	       uint32_t name, uint32_t cat, const struct pf_argtxt *at)
 {
 	struct pf_open *o;
 	struct pf_bind b = { 0 };
@@ -1463,7 +1478,9 @@ pf_slice_begin(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int64_t 
 	o->ts = ts;
 	o->name = name;
 	o->cat = cat;
-	o->args = args;
+	o->args = at->text ? tc_xstrndup(at->text, at->len) : NULL;
+	o->args_len = at->len;
+	o->access = at->access;
 	o->handle = 0;
 	pf_unit_of(c, t);
 	b.open = o;
@@ -1475,12 +1492,12 @@ pf_slice_begin(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int64_t 
 /* An event added at once (instant, complete slice); flows bind to it. */
 static void
 pf_event_now(struct pf_ctx *c, struct pf_track *t, const PfEvent *te, int kind, int64_t ts,
-	     int64_t dur, uint32_t name, uint32_t cat, char *args)
+	     int64_t dur, uint32_t name, uint32_t cat, const struct pf_argtxt *at)
 {
-	int64_t seq = pf_add(c, pf_unit_of(c, t), kind, ts, dur, name, cat, 0, args);
+	int64_t seq = pf_add(c, pf_unit_of(c, t), kind, ts, dur, name, cat, 0, at->text,
+			     at->len, at->access);
 	struct pf_bind b = { 0 };
 
-	free(args);
 	if (seq <= 0)
 		return;
 	if (c->nx_id >= 0 || te->n_flow_ids || te->n_flow_ids_old ||
@@ -1549,6 +1566,7 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 {
 	const PfEvent *te = p->track_event;
 	const PfLegacy *le = te->legacy_event;
+	struct pf_argtxt at;
 	struct pf_track *t;
 	uint32_t name = 0, cat;
 	int type = te->has_type ? te->type : PF_TE_UNSPEC;
@@ -1591,10 +1609,10 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	cat = pf_event_cat(c, s, te);
 	switch (type) {
 	case PF_TE_BEGIN:
-		pf_slice_begin(c, t, te, ts, name, cat, pf_args(c, s, te));
+		pf_slice_begin(c, t, te, ts, name, cat, pf_args_of(c, s, te, &at));
 		return;
 	case PF_TE_INSTANT:
-		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args(c, s, te));
+		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args_of(c, s, te, &at));
 		return;
 	}
 	if (!le || !le->has_phase) {
@@ -1605,10 +1623,10 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	switch (le->phase) {
 	case 'X':
 		pf_event_now(c, t, te, ST_EV_SLICE, ts, le->duration_us * 1000, name, cat,
-			     pf_args(c, s, te));
+			     pf_args_of(c, s, te, &at));
 		break;
 	case 'B':
-		pf_slice_begin(c, t, te, ts, name, cat, pf_args(c, s, te));
+		pf_slice_begin(c, t, te, ts, name, cat, pf_args_of(c, s, te, &at));
 		break;
 	case 'E':
 		pf_slice_end(c, t, te, ts);
@@ -1616,7 +1634,7 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	case 'b':
 	case 'S':
 		pf_slice_begin(c, pf_async_track(c, t, le, name), te, ts, name, cat,
-			       pf_args(c, s, te));
+			       pf_args_of(c, s, te, &at));
 		break;
 	case 'e':
 	case 'F':
@@ -1626,12 +1644,12 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	case 'T':
 	case 'p':
 		pf_event_now(c, pf_async_track(c, t, le, name), te, ST_EV_INSTANT, ts, 0, name,
-			     cat, pf_args(c, s, te));
+			     cat, pf_args_of(c, s, te, &at));
 		break;
 	case 'i':
 	case 'I':
 	case 'R':
-		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args(c, s, te));
+		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args_of(c, s, te, &at));
 		break;
 	default:
 		/* object (N/O/D), metadata, sample and memory-dump phases: not

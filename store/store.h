@@ -171,6 +171,13 @@ struct st_event {
 };
 
 /**
+ * st_access_key - is @s/@n one of the args keys deps/ reads (reads, writes,
+ * signals, waits, operands; docs/dependencies.md)?  For readers that set
+ * struct st_event's @has_access from the keys they see.
+ */
+bool st_access_key(const char *s, size_t n);
+
+/**
  * st_event_add - append one event.  Events may arrive in any order.
  * Return: the event's sequence number in file order (>= 1), used to name it
  * in st_edge_add(); negative errno on a write failure (@w is then failed and

@@ -1024,23 +1024,30 @@ dec_shared_trace(void)
 typedef Perfetto__Protos__DebugAnnotation Annot;
 
 /* One INSTANT named @name with annotations @an[0..n) on sequence 1 (interned state set up). */
+/* An event of TrackEvent @type (3: instant, 1: slice begin) at @ts. */
 static void
-put_args_event(struct tc_buf *b, const char *name, Annot **an, size_t n)
+put_args_typed(struct tc_buf *b, int type, uint64_t ts, const char *name, Annot **an, size_t n)
 {
 	Pkt p = pkt(1);
 	Ev te = PERFETTO__PROTOS__TRACK_EVENT__INIT;
 
 	p.has_timestamp = 1;
-	p.timestamp = 1000;
+	p.timestamp = ts;
 	p.has_sequence_flags = 1;
 	p.sequence_flags = 2;
 	te.has_type = 1;
-	te.type = 3;
+	te.type = type;
 	te.name = (char *)name;
 	te.n_debug_annotations = n;
 	te.debug_annotations = an;
 	p.track_event = &te;
 	put(b, &p, NULL, 0);
+}
+
+static void
+put_args_event(struct tc_buf *b, const char *name, Annot **an, size_t n)
+{
+	put_args_typed(b, 3, 1000, name, an, n);
 }
 
 /*
@@ -1100,7 +1107,7 @@ test_args(void)
 	struct st_stats st;
 	char path[300];
 	json_t *o, *o2;
-	char *want;
+	char *want, *want_reals = NULL;
 	sqlite3 *db = NULL;
 	size_t i;
 	Pkt p;
@@ -1208,6 +1215,53 @@ test_args(void)
 	a[2].name = "lj";
 	a[2].legacy_json_value = "not json \xff";
 	put_args_event(&b, "badutf8", ap, 3);
+	/* "reals": whole numbers take a shorter path to the same text */
+	{
+		static const double rv[] = { 0.0, -0.0, 7.0, -7.0, 1275.0, 999999999999999.0,
+					     1e15, -999999999999999.0, 4503599627370497.0,
+					     0.5, -1e14, 9007199254740993.0 };
+
+		for (i = 0; i < TC_ARRAY_SIZE(rv); i++) {
+			static char nm[12][4];
+
+			a[i] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+			snprintf(nm[i], sizeof(nm[i]), "r%zu", i);
+			a[i].name = nm[i];
+			a[i].has_double_value = 1;
+			a[i].double_value = rv[i];
+		}
+		put_args_event(&b, "reals", ap, TC_ARRAY_SIZE(rv));
+		o = json_object();
+		for (i = 0; i < TC_ARRAY_SIZE(rv); i++) {
+			char nm[8];
+
+			snprintf(nm, sizeof(nm), "r%zu", i);
+			json_object_set_new(o, nm, json_real(rv[i]));
+		}
+		want_reals = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+		json_decref(o);
+	}
+	/* access-set keys: the flag comes from the names (written by the fast
+	 * path), or from the store's own look at the text (jansson's path) */
+	a[0] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[0].name = "x";
+	a[0].has_int_value = 1;
+	a[1] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[1].name = "writes";
+	a[1].string_value = "B";
+	put_args_event(&b, "acc-fast", ap, 2);
+	put_args_typed(&b, 1, 1100, "acc-begin", ap, 2);
+	put_args_typed(&b, 2, 1900, NULL, NULL, 0);
+	put_args_typed(&b, 1, 1200, "plain-begin", ap, 1);
+	put_args_typed(&b, 2, 1800, NULL, NULL, 0);
+	a[2] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[2].name = "dict";
+	a[2].n_dict_entries = 1;
+	a[2].dict_entries = dp;
+	put_args_event(&b, "acc-slow", ap, 3);
+	a[1].name = "write";
+	put_args_event(&b, "no-acc", ap, 2);
+	put_args_event(&b, "no-acc-slow", ap, 3);
 
 	snprintf(path, sizeof(path), "%s/args.db", tmpdir);
 	if (!ok(ingest_mem(b.data, b.len, path, &st, &err) == 0, "args trace ingests"))
@@ -1255,6 +1309,18 @@ test_args(void)
 	     "{\"k\\uFFFD\":\"v\\uFFFD\",\"ok\":1,\"lj\":\"not json \\uFFFD\"}",
 	     "args: a name, a value and legacy JSON text that are not UTF-8 are kept, each bad "
 	     "byte as U+FFFD");
+	is_q(db, "SELECT args FROM events WHERE name = (SELECT id FROM strings WHERE s = 'reals')",
+	     want_reals, "args: doubles, whole and not, as jansson writes them");
+	free(want_reals);
+	is_q(db, "SELECT group_concat(s || '=' || (flags & 1), ' ') FROM (SELECT s, flags FROM "
+	     "events JOIN strings ON strings.id = events.name WHERE s LIKE '%acc%' ORDER BY s)",
+	     "acc-begin=1 acc-fast=1 acc-slow=1 no-acc=0 no-acc-slow=0",
+	     "args: access-set flags from the names and from the text");
+	is_q(db, "SELECT args FROM events WHERE name = (SELECT id FROM strings WHERE s = "
+	     "'acc-begin')", "{\"x\":0,\"writes\":\"B\"}",
+	     "args: a slice keeps its begin's args");
+	is_q(db, "SELECT flags & 1 FROM events WHERE name = (SELECT id FROM strings WHERE s = "
+	     "'plain-begin')", "0", "args: a slice without access keys: no flag");
 	sqlite3_close(db);
 	tc_buf_free(&b);
 }

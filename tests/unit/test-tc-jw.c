@@ -42,6 +42,93 @@ check(struct tc_jw *w, json_t *v, const char *name)
 	free(want);
 }
 
+/* xorshift64*: a seeded draw */
+static uint64_t
+rnd(uint64_t *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1DULL;
+}
+
+/*
+ * tc_real_text() against json_dumps() on seeded draws of each kind of real
+ * it takes a path for: any bits in its fixed-notation range and around it,
+ * decimal fractions (k / 10^j, what traces hold), exact ties at the 17th
+ * digit (j / 2^(k+1) with the 18th digit a 5: glibc rounds them to even),
+ * whole numbers, and the edges of the range.  Counts per kind; the first
+ * difference is shown.
+ */
+static void
+reals_drawn(void)
+{
+	static const char *const kinds[] = { "bits from 1e-6 to 1e17", "decimal fractions",
+					     "ties at the 17th digit", "whole numbers",
+					     "range edges" };
+	static const double edges[] = { 1e-4, 1e15, 1e14, 1e-3, 0.1, 1.0, 10.0 };
+	uint64_t seed = 0x243f6a8885a308d3ULL;
+	char got[TC_REAL_TEXT_MAX];
+
+	for (int kind = 0; kind < 5; kind++) {
+		int n = kind == 4 ? (int)(sizeof(edges) / sizeof(edges[0])) * 64 : 40000, bad = 0;
+		char first[160] = "";
+
+		for (int i = 0; i < n; i++) {
+			uint64_t r = rnd(&seed), bits;
+			double v;
+			json_t *j;
+			char *want;
+
+			switch (kind) {
+			case 0:	/* exponents for 2^-20 .. 2^57 */
+				bits = ((uint64_t)(1003 + r % 78) << 52) | (rnd(&seed) >> 12);
+				memcpy(&v, &bits, sizeof(v));
+				break;
+			case 1:
+				v = (double)(r % 100000000000ULL) / pow(10, (double)(rnd(&seed) % 12));
+				break;
+			case 2: {
+				int k = 2 + (int)(r % 5);	/* v = j / 2^(k+1), j odd */
+				double lo = 1e16 / pow(5, k) * 2;
+				uint64_t odd = ((uint64_t)lo + rnd(&seed) % (uint64_t)(lo * 4)) | 1;
+
+				if (odd >= (1ULL << 53))
+					odd = ((uint64_t)lo) | 1;
+				v = ldexp((double)odd, -(k + 1));
+				break;
+			}
+			case 3:
+				v = (double)(int64_t)(r % 2000000000000000ULL) - 1e15;
+				break;
+			default: {
+				double e = edges[i / 64];
+				int step = i % 64 - 32;
+
+				v = e;
+				for (int t = 0; t < (step < 0 ? -step : step); t++)
+					v = nextafter(v, step < 0 ? 0 : INFINITY);
+				break;
+			}
+			}
+			if (r & (1ULL << 63))
+				v = -v;
+			j = json_real(v);
+			want = json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT);
+			json_decref(j);
+			tc_real_text(got, v);
+			if (!want || strcmp(got, want)) {
+				if (!bad++)
+					snprintf(first, sizeof(first), "%a: got %s, want %s", v, got,
+						 want ? want : "(null)");
+			}
+			free(want);
+		}
+		if (!ok(bad == 0, "reals, %s: %d drawn, as Jansson writes them", kinds[kind], n))
+			printf("#   %d differ, first %s\n", bad, first);
+	}
+}
+
 int
 main(void)
 {
@@ -70,6 +157,7 @@ main(void)
 		snprintf(name, sizeof(name), "real %.17g", reals[i]);
 		check(&w, json_real(reals[i]), name);
 	}
+	reals_drawn();
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 		ours_begin(&w);
 		tc_jw_str(&w, strs[i]);
