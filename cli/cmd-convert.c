@@ -86,8 +86,13 @@ convert_detect(const char *path, struct tc_err *err)
 	if (n < 0)
 		return (int)n;
 	rc = n ? ing_detect(head, (size_t)n) : ING_FMT_UNKNOWN;
-	if (rc == ING_FMT_UNKNOWN)
-		return tc_err_set(err, -EINVAL, "%s: not a trace (not JSON, Perfetto or .ntff)", path);
+	if (rc == ING_FMT_UNKNOWN) {
+		char why[160];
+
+		ing_detect_why(head, (size_t)n, why, sizeof(why));
+		return tc_err_set(err, -EINVAL, "%s: not a trace (not JSON, Perfetto or .ntff: %s)",
+				  path, why);
+	}
 	return rc;
 }
 

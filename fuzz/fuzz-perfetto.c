@@ -5,7 +5,8 @@
  * and ing_perfetto_read() into a real trace store on a temporary file
  * (finished when the read succeeds); inputs that start with the .ntff magic
  * are written to a file and go through ing_ntff_read().  Every failure must
- * carry a message.  Built with -DFUZZ_REPLAY_MAIN it is a TAP program that
+ * carry a message.  The format detector reads the first 4 KiB too (what the
+ * server gives it).  Built with -DFUZZ_REPLAY_MAIN it is a TAP program that
  * feeds every file of fuzz/corpus/perfetto to the same entry point (make
  * check runs it).
  */
@@ -37,6 +38,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(db_path, sizeof(db_path), "%s/fuzz-perfetto-%d.db", t, (int)getpid());
 		snprintf(ntff_path, sizeof(ntff_path), "%s/fuzz-perfetto-%d.ntff", t, (int)getpid());
 	}
+	(void)ing_detect(data, size < 4096 ? size : 4096);
 	if (st_writer_open(&w, db_path, &err))
 		abort();	/* the harness, not the input */
 	if (ntff_is_ntff(data, size)) {

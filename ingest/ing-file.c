@@ -4,6 +4,7 @@
  * it (ing_file()), or the writer of an export format (ing_export()).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include "ingest/ingest.h"
 #include "ingest/ntff.h"
@@ -57,6 +58,29 @@ ing_detect(const unsigned char *h, size_t n)
 	return ING_FMT_UNKNOWN;
 }
 
+void
+ing_detect_why(const unsigned char *h, size_t n, char *buf, size_t len)
+{
+	size_t i = 0, j;
+
+	if (n >= 3 && h[0] == 0xef && h[1] == 0xbb && h[2] == 0xbf)
+		i = 3;
+	i = skip_ws(h, n, i);
+	if (i < n && (h[i] == '{' || h[i] == '[')) {
+		j = skip_ws(h, n, i + 1);
+		snprintf(buf, len, "it opens like JSON, but byte 0x%02x at offset %zu cannot start %s",
+			 h[j], j, h[i] == '{' ? "a trace object (a key or })" :
+			 "a trace array (an event object or ])");
+	} else if (n && h[0] == 0x0a) {
+		snprintf(buf, len, "it opens like a Perfetto packet (0x0a at offset 0), but its "
+			 "first %zu bytes are not well-formed protobuf packets", n);
+	} else if (i < n) {
+		snprintf(buf, len, "first byte 0x%02x at offset %zu", h[i], i);
+	} else {
+		snprintf(buf, len, "only whitespace in its first %zu bytes", n);
+	}
+}
+
 int
 ing_file(struct st_writer *w, const char *path, const struct ing_opts *opts,
 	 struct tc_err *err)
@@ -94,10 +118,13 @@ ing_file(struct st_writer *w, const char *path, const struct ing_opts *opts,
 		rc = fmt == ING_FMT_JSON ? ing_json_read(w, in, opts, err)
 					 : ing_perfetto_read(w, in, opts, err);
 		break;
-	default:
+	default: {
+		char why[160];
+
+		ing_detect_why(head, (size_t)n, why, sizeof(why));
 		rc = tc_err_set(err, -EINVAL, "%s: not a trace: expected Chrome/Kineto JSON,"
-				" Perfetto protobuf or .ntff (first byte 0x%02x at offset 0)",
-				path, head[0]);
+				" Perfetto protobuf or .ntff (%s)", path, why);
+	}
 	}
 out:
 	tc_input_close(in);

@@ -447,9 +447,14 @@ up_finish(struct srv_req *r)
 	if (u->gz && !u->z_end && !u->fail_status)
 		up_fail(u, 400, "bad_gzip", "truncated gzip stream (%llu bytes received, the "
 			"stream does not end)", (unsigned long long)u->bytes);
-	if (!u->fail_status && ing_detect(u->head, u->head_len) == ING_FMT_UNKNOWN)
+	if (!u->fail_status && ing_detect(u->head, u->head_len) == ING_FMT_UNKNOWN) {
+		char why[160];
+
+		ing_detect_why(u->head, u->head_len, why, sizeof(why));
 		up_fail(u, 415, "not_a_trace", "the upload is not a trace this server reads "
-			"(Chrome/Kineto JSON, Perfetto protobuf or .ntff, optionally gzip'd)");
+			"(Chrome/Kineto JSON, Perfetto protobuf or .ntff, optionally gzip'd): %s",
+			why);
+	}
 	if (u->fail_status)
 		return up_fail_reply(r);
 

@@ -26,6 +26,10 @@ is "$(errcode)" not_a_trace "garbage: error code"
 is "$(req POST /upload -F "trace=@$T/garbage")" 415 "garbage multipart: 415"
 printf 'hello, world\n' >"$T/text.txt"
 is "$(req POST /upload -F "trace=@$T/text.txt")" 415 "plain text: 415"
+printf '[1, 2, 3]' | gzip -c >"$T/numbers.json.gz"
+is "$(req POST /upload --data-binary "@$T/numbers.json.gz")" 415 "gzip'd JSON array of numbers: 415"
+is "$(jget "$T/body" 'j["detail"]')" "the upload is not a trace this server reads (Chrome/Kineto JSON, Perfetto protobuf or .ntff, optionally gzip'd): it opens like JSON, but byte 0x31 at offset 1 cannot start a trace array (an event object or ])" \
+	"415: the detail says where the bytes stop fitting"
 
 # an event named with bytes that are not UTF-8: its neighbours still list it
 printf '{"traceEvents":[{"ph":"X","name":"a\377b","pid":1,"tid":1,"ts":1,"dur":2,"args":{"writes":["B"]}},{"ph":"X","name":"c","pid":1,"tid":1,"ts":5,"dur":2,"args":{"reads":["B"]}}]}' >"$T/bad-utf8.json"
