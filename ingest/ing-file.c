@@ -66,18 +66,18 @@ ing_detect_why(const unsigned char *h, size_t n, char *buf, size_t len)
 	if (n >= 3 && h[0] == 0xef && h[1] == 0xbb && h[2] == 0xbf)
 		i = 3;
 	i = skip_ws(h, n, i);
-	if (i < n && (h[i] == '{' || h[i] == '[')) {
-		j = skip_ws(h, n, i + 1);
+	if (i < n && (h[i] == '{' || h[i] == '[') && (j = skip_ws(h, n, i + 1)) < n) {
 		snprintf(buf, len, "it opens like JSON, but byte 0x%02x at offset %zu cannot start %s",
 			 h[j], j, h[i] == '{' ? "a trace object (a key or })" :
 			 "a trace array (an event object or ])");
-	} else if (n && h[0] == 0x0a) {
+	} else if (n && h[0] == 0x0a && !(i < n && h[i] >= 0x20 && h[i] < 0x7f)) {
+		/* (a newline, then text: a text file, said below) */
 		snprintf(buf, len, "it opens like a Perfetto packet (0x0a at offset 0), but its "
 			 "first %zu bytes are not well-formed protobuf packets", n);
-	} else if (i < n) {
+	} else if (i < n && h[i] != '{' && h[i] != '[') {
 		snprintf(buf, len, "first byte 0x%02x at offset %zu", h[i], i);
 	} else {
-		snprintf(buf, len, "only whitespace in its first %zu bytes", n);
+		snprintf(buf, len, "nothing to tell from its first %zu bytes", n);
 	}
 }
 

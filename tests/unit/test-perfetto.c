@@ -895,6 +895,31 @@ test_detect(const struct tc_buf *good)
 		snprintf(name, sizeof(name), "detect: %s", pb[i].what);
 		is_int(ing_detect((const unsigned char *)pb[i].data, pb[i].len), pb[i].want, name);
 	}
+	{
+		static const struct {
+			const char *data, *want;
+		} why[] = {
+			{ "[1, 2]", "it opens like JSON, but byte 0x31 at offset 1 cannot start a "
+			  "trace array (an event object or ])" },
+			{ " {x", "it opens like JSON, but byte 0x78 at offset 2 cannot start a "
+			  "trace object (a key or })" },
+			{ "\x0a\x02\x0f\x01", "it opens like a Perfetto packet (0x0a at offset 0), "
+			  "but its first 4 bytes are not well-formed protobuf packets" },
+			{ "\nhello", "first byte 0x68 at offset 1" },
+			{ "PK\x03\x04", "first byte 0x50 at offset 0" },
+			{ "  \t", "nothing to tell from its first 3 bytes" },
+		};
+		char got[160];
+
+		for (i = 0; i < TC_ARRAY_SIZE(why); i++) {
+			char name[80];
+
+			ing_detect_why((const unsigned char *)why[i].data, strlen(why[i].data), got,
+				       sizeof(got));
+			snprintf(name, sizeof(name), "detect: why refused, case %zu", i);
+			is_str(got, why[i].want, name);
+		}
+	}
 	for (int d = 0; d < draws; d++) {
 		for (i = 0; i < sizeof(buf); i += 8) {
 			uint64_t r = rnd(&s);
