@@ -30,21 +30,6 @@ tc_jw_free(struct tc_jw *w)
 	w->len = w->cap = 0;
 }
 
-void
-tc_jw_i64(struct tc_jw *w, int64_t v)
-{
-	char tmp[24], *e = tmp + sizeof(tmp), *s = e;
-	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
-
-	do {
-		*--s = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		*--s = '-';
-	tc_jw_raw(w, s, (size_t)(e - s));
-}
-
 /* 10^0 .. 10^19, exact */
 static const uint64_t pow10_u64[20] = {
 	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
@@ -77,6 +62,26 @@ u64_digits(char *s, uint64_t u)
 	} while (u);
 	memcpy(s, p, (size_t)(e - p));
 	return (int)(e - p);
+}
+
+int
+tc_i64_text(char *buf, int64_t v)
+{
+	int n = 0;
+
+	if (v < 0)
+		buf[n++] = '-';
+	n += u64_digits(buf + n, v < 0 ? -(uint64_t)v : (uint64_t)v);
+	buf[n] = 0;
+	return n;
+}
+
+void
+tc_jw_i64(struct tc_jw *w, int64_t v)
+{
+	char buf[24];
+
+	tc_jw_raw(w, buf, (size_t)tc_i64_text(buf, v));
 }
 
 /*
@@ -165,12 +170,7 @@ tc_real_text(char *buf, double v)
 	}
 	/* whole values below 2^53 print all their digits with %.17g */
 	if (fabs(v) < 9007199254740992.0 && v == (double)(int64_t)v) {
-		int64_t i = (int64_t)v;
-
-		n = 0;
-		if (i < 0)
-			buf[n++] = '-';
-		n += u64_digits(buf + n, i < 0 ? -(uint64_t)i : (uint64_t)i);
+		n = tc_i64_text(buf, (int64_t)v);
 		memcpy(buf + n, ".0", 3);
 		return n + 2;
 	}

@@ -44,6 +44,12 @@ tc_jw_raw(struct tc_jw *w, const char *s, size_t n)
 /* A string literal of JSON punctuation/keys. */
 #define tc_jw_lit(w, lit) tc_jw_raw((w), "" lit, sizeof(lit) - 1)	/* literals only */
 
+/**
+ * tc_i64_text - @v in decimal into @buf (at least 21 bytes), NUL-terminated.
+ * Return: the length.
+ */
+int tc_i64_text(char *buf, int64_t v);
+
 /** tc_jw_i64 - append @v in decimal. */
 void tc_jw_i64(struct tc_jw *w, int64_t v);
 #define TC_REAL_TEXT_MAX 40

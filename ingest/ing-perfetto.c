@@ -57,7 +57,6 @@ struct pf_clock {
 	int64_t offset;		/* trace time = clock ns + offset */
 };
 
-/* One open slice on a track, waiting for its end. */
 /* An event's args text: borrowed, from pf_args() until its next call. */
 struct pf_argtxt {
 	const char *text;	/* JSON object text, NUL-terminated, or NULL */
@@ -66,6 +65,7 @@ struct pf_argtxt {
 				 * looked at, the store looks (st_event.args_scanned) */
 };
 
+/* One open slice on a track, waiting for its end. */
 struct pf_open {
 	int64_t ts;
 	uint32_t name, cat;
@@ -893,16 +893,9 @@ pf_json_str(struct tc_buf *b, const char *str)
 static void
 pf_json_int(struct tc_buf *b, int64_t v)
 {
-	char buf[24], *p = buf + sizeof(buf);
-	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	char buf[24];
 
-	do {
-		*--p = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	if (v < 0)
-		*--p = '-';
-	tc_buf_add(b, p, (size_t)(buf + sizeof(buf) - p));
+	tc_buf_add(b, buf, (size_t)tc_i64_text(buf, v));
 }
 
 /* A finite double as jansson writes it (tc_real_text()); pf_args_probe()
@@ -1027,8 +1020,9 @@ pf_args_fast(struct pf_seq *s, const PfEvent *te, bool fast_real, struct tc_buf 
  * The debug annotations as a JSON object text into *@at, borrowed from
  * c->args until the next call (text NULL when there are none), with
  * whether a top-level name is an access-set key when the fast writer knew.
+ * Return: @at.
  */
-static void
+static const struct pf_argtxt *
 pf_args(struct pf_ctx *c, struct pf_seq *s, const PfEvent *te, struct pf_argtxt *at)
 {
 	char *txt;
@@ -1037,7 +1031,7 @@ pf_args(struct pf_ctx *c, struct pf_seq *s, const PfEvent *te, struct pf_argtxt 
 	at->len = 0;
 	at->access = 0;
 	if (!te->n_debug_annotations)
-		return;
+		return at;
 	tc_buf_reset(&c->args);
 	if (!pf_args_fast(s, te, c->fast_real, &c->args, &at->access)) {
 		at->access = -1;
@@ -1048,17 +1042,10 @@ pf_args(struct pf_ctx *c, struct pf_seq *s, const PfEvent *te, struct pf_argtxt 
 		free(txt);
 	}
 	if (c->args.len <= 2)	/* "{}": only our nx.* annotations */
-		return;
+		return at;
 	tc_buf_addc(&c->args, 0);
 	at->text = c->args.data;
 	at->len = c->args.len - 1;
-}
-
-/* pf_args() into *@at, which it returns: for the calls below. */
-static const struct pf_argtxt *
-pf_args_of(struct pf_ctx *c, struct pf_seq *s, const PfEvent *te, struct pf_argtxt *at)
-{
-	pf_args(c, s, te, at);
 	return at;
 }
 
@@ -1609,10 +1596,10 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	cat = pf_event_cat(c, s, te);
 	switch (type) {
 	case PF_TE_BEGIN:
-		pf_slice_begin(c, t, te, ts, name, cat, pf_args_of(c, s, te, &at));
+		pf_slice_begin(c, t, te, ts, name, cat, pf_args(c, s, te, &at));
 		return;
 	case PF_TE_INSTANT:
-		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args_of(c, s, te, &at));
+		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args(c, s, te, &at));
 		return;
 	}
 	if (!le || !le->has_phase) {
@@ -1623,10 +1610,10 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	switch (le->phase) {
 	case 'X':
 		pf_event_now(c, t, te, ST_EV_SLICE, ts, le->duration_us * 1000, name, cat,
-			     pf_args_of(c, s, te, &at));
+			     pf_args(c, s, te, &at));
 		break;
 	case 'B':
-		pf_slice_begin(c, t, te, ts, name, cat, pf_args_of(c, s, te, &at));
+		pf_slice_begin(c, t, te, ts, name, cat, pf_args(c, s, te, &at));
 		break;
 	case 'E':
 		pf_slice_end(c, t, te, ts);
@@ -1634,7 +1621,7 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	case 'b':
 	case 'S':
 		pf_slice_begin(c, pf_async_track(c, t, le, name), te, ts, name, cat,
-			       pf_args_of(c, s, te, &at));
+			       pf_args(c, s, te, &at));
 		break;
 	case 'e':
 	case 'F':
@@ -1644,12 +1631,12 @@ pf_track_event(struct pf_ctx *c, struct pf_seq *s, const PfPacket *p, int64_t ts
 	case 'T':
 	case 'p':
 		pf_event_now(c, pf_async_track(c, t, le, name), te, ST_EV_INSTANT, ts, 0, name,
-			     cat, pf_args_of(c, s, te, &at));
+			     cat, pf_args(c, s, te, &at));
 		break;
 	case 'i':
 	case 'I':
 	case 'R':
-		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args_of(c, s, te, &at));
+		pf_event_now(c, t, te, ST_EV_INSTANT, ts, 0, name, cat, pf_args(c, s, te, &at));
 		break;
 	default:
 		/* object (N/O/D), metadata, sample and memory-dump phases: not
