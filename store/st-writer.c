@@ -258,23 +258,6 @@ st_unit_set_sort(struct st_writer *w, int unit, int64_t sort)
 	w->units[unit].has_sort = true;
 }
 
-bool
-st_access_key(const char *s, size_t n)
-{
-	switch (n) {
-	case 5:
-		return !memcmp(s, "reads", 5) || !memcmp(s, "waits", 5);
-	case 6:
-		return !memcmp(s, "writes", 6);
-	case 7:
-		return !memcmp(s, "signals", 7);
-	case 8:
-		return !memcmp(s, "operands", 8);
-	default:
-		return false;
-	}
-}
-
 /*
  * Does the args text mention an access set or semaphore (deps/)?  All five
  * keys end in 's"', so one memmem pass for that pair finds the candidates.
