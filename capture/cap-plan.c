@@ -232,6 +232,7 @@ cap_layer(struct cap_plan *p, const char *name, bool requested, bool runs, const
 	json_object_set_new(p->layers, name, json_pack("{s:b, s:b, s:s}", "requested", requested,
 						       "runs", runs, "collector", what));
 }
+
 /*
  * A variable of the plan: {"layer","name","value","why"}.  The value is
  * kept as the bytes it is (a path need not be UTF-8, and the workload must
@@ -255,7 +256,6 @@ cap_var_shown(json_t *v)
 			    tc_json_str(json_string_value(json_object_get(v, "value"))));
 	return c;
 }
-
 
 static int
 cap_plan_table(struct cap_plan *p, struct cap_config *c, struct cap_derived *d,

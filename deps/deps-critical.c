@@ -199,12 +199,6 @@ unit_sum_by_unit(const void *a, const void *b)
 	return (x->unit > y->unit) - (x->unit < y->unit);
 }
 
-static size_t
-unit_hash(int64_t unit)
-{
-	return (size_t)(((uint64_t)unit * 0x9e3779b97f4a7c15ull) >> 32);
-}
-
 static int
 unit_sum_by_share(const void *a, const void *b)
 {
@@ -242,10 +236,6 @@ around_cover(struct around *ar, size_t *nar, const struct dq_ev *ev)
 	return cover;
 }
 
-/*
- * The path's time per unit, largest working share first: [{"unit", "hops",
- * "work_ns", "wait_ns"}] (a hop's waiting counts on the unit that waited).
- */
 /* The per-unit sums of a path, added up through a hash of the units (a path has few). */
 struct unit_sums {
 	struct unit_sum *u;	/* malloc'd, @n of @cap */
@@ -253,6 +243,12 @@ struct unit_sums {
 	uint32_t *at;		/* open addressing: unit -> 1 + its index in u, 0: free */
 	size_t tcap;
 };
+
+static size_t
+unit_hash(int64_t unit)
+{
+	return (size_t)(((uint64_t)unit * 0x9e3779b97f4a7c15ull) >> 32);
+}
 
 /* The slot of @unit in s->at: its entry, or the free one where it goes. */
 static size_t
@@ -287,6 +283,10 @@ unit_sum_of(struct unit_sums *s, int64_t unit)
 	return &s->u[s->at[i] - 1];
 }
 
+/*
+ * The path's time per unit, largest working share first: [{"unit", "hops",
+ * "work_ns", "wait_ns"}] (a hop's waiting counts on the unit that waited).
+ */
 static void
 units_json(struct tc_jw *w, const struct step *hops, size_t n)
 {

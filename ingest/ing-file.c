@@ -34,18 +34,22 @@ skip_ws(const unsigned char *h, size_t n, size_t i)
 	return i;
 }
 
+/* the index of the first byte after a UTF-8 BOM and whitespace */
+static size_t
+json_first(const unsigned char *h, size_t n)
+{
+	return skip_ws(h, n, n >= 3 && h[0] == 0xef && h[1] == 0xbb && h[2] == 0xbf ? 3 : 0);
+}
+
 int
 ing_detect(const unsigned char *h, size_t n)
 {
-	size_t i = 0, j;
+	size_t i = json_first(h, n), j;
 
 	if (n >= 8 && ntff_is_ntff(h, n))
 		return ING_FMT_NTFF;
-	/* JSON: a BOM, whitespace, then an object that opens with a key or
-	 * closes, or an array that opens with an object or closes */
-	if (n >= 3 && h[0] == 0xef && h[1] == 0xbb && h[2] == 0xbf)
-		i = 3;
-	i = skip_ws(h, n, i);
+	/* JSON: an object that opens with a key or closes, or an array that
+	 * opens with an object or closes */
 	if (i < n && (h[i] == '{' || h[i] == '[')) {
 		j = skip_ws(h, n, i + 1);
 		if (j == n || (h[i] == '{' && (h[j] == '"' || h[j] == '}')) ||
@@ -61,11 +65,8 @@ ing_detect(const unsigned char *h, size_t n)
 void
 ing_detect_why(const unsigned char *h, size_t n, char *buf, size_t len)
 {
-	size_t i = 0, j;
+	size_t i = json_first(h, n), j;
 
-	if (n >= 3 && h[0] == 0xef && h[1] == 0xbb && h[2] == 0xbf)
-		i = 3;
-	i = skip_ws(h, n, i);
 	if (i < n && (h[i] == '{' || h[i] == '[') && (j = skip_ws(h, n, i + 1)) < n) {
 		snprintf(buf, len, "it opens like JSON, but byte 0x%02x at offset %zu cannot start %s",
 			 h[j], j, h[i] == '{' ? "a trace object (a key or })" :

@@ -1304,6 +1304,15 @@ ev_err(struct ev_vtab *vt, int rc, const char *what)
 	return rc;
 }
 
+/* Block @block's data is damaged: say how (@why), SQLITE_CORRUPT. */
+static int
+ev_corrupt(struct ev_vtab *vt, int64_t block, const char *why)
+{
+	sqlite3_free(vt->base.zErrMsg);
+	vt->base.zErrMsg = sqlite3_mprintf("edges: block %lld: %s", (long long)block, why);
+	return SQLITE_CORRUPT;
+}
+
 static int
 ev_prep(struct ev_vtab *vt, sqlite3_stmt **st, const char *sql)
 {
@@ -1728,20 +1737,12 @@ ev_scan_next(struct ev_cursor *c)
 			return ev_err(vt, SQLITE_ERROR, "scan");
 		p = sqlite3_column_blob(c->scan, 1);
 		block = sqlite3_column_int64(c->scan, 0);
-		if (block < 0 || block >= EV_BLOCK_MAX) {
-			sqlite3_free(vt->base.zErrMsg);
-			vt->base.zErrMsg = sqlite3_mprintf("edges: block %lld: id out of range",
-							   (long long)block);
-			return SQLITE_CORRUPT;
-		}
+		if (block < 0 || block >= EV_BLOCK_MAX)
+			return ev_corrupt(vt, block, "id out of range");
 		if (!p)
 			continue;	/* NULL: the block has no edge into it */
-		if (sqlite3_column_bytes(c->scan, 1) < ST_EDGE_IDX) {
-			sqlite3_free(vt->base.zErrMsg);
-			vt->base.zErrMsg = sqlite3_mprintf("edges: block %lld: ins shorter than "
-							   "its index", (long long)block);
-			return SQLITE_CORRUPT;
-		}
+		if (sqlite3_column_bytes(c->scan, 1) < ST_EDGE_IDX)
+			return ev_corrupt(vt, block, "ins shorter than its index");
 		rc = ev_decode(c, p, p + ST_EDGE_IDX, p + sqlite3_column_bytes(c->scan, 1), block,
 			       false, block * ST_EDGE_BLOCK, -1, -1, c->kind);
 		if (rc != SQLITE_OK)

@@ -837,38 +837,36 @@ rnd(uint64_t *s)
 static void
 test_detect(const struct tc_buf *good)
 {
-	static const struct {
-		const char *what;
-		const char *text;
-		int want;
-	} json[] = {
-		{ "an object", "{\"traceEvents\": []}", ING_FMT_JSON },
-		{ "BOM, space, newline, array", "\xef\xbb\xbf \n[ {\"ph\": \"X\"}]", ING_FMT_JSON },
-		{ "[]", "[]", ING_FMT_JSON },
-		{ "{ }", "{ }", ING_FMT_JSON },
-		{ "an array cut after [", "  [  ", ING_FMT_JSON },
-		{ "an array of numbers", "[1, 2]", ING_FMT_UNKNOWN },
-		{ "an object without a key", "{x}", ING_FMT_UNKNOWN },
-		{ "an array of arrays", "[[{}]]", ING_FMT_UNKNOWN },
-		{ "text", "hello", ING_FMT_UNKNOWN },
-	};
+#define DETECT(what, lit, want) { what, lit, sizeof(lit) - 1, want }
 	static const struct {
 		const char *what;
 		const char *data;
 		size_t len;
 		int want;
-	} pb[] = {
-		{ "one empty packet", "\x0a\x00", 2, ING_FMT_PERFETTO },
-		{ "a packet of one varint field", "\x0a\x02\x08\x01", 4, ING_FMT_PERFETTO },
-		{ "a packet field with wire type 7", "\x0a\x02\x0f\x01", 4, ING_FMT_UNKNOWN },
-		{ "a packet field 0", "\x0a\x02\x00\x01", 4, ING_FMT_UNKNOWN },
-		{ "a field longer than its packet", "\x0a\x03\x12\x05\x00", 5, ING_FMT_UNKNOWN },
-		{ "a top-level group", "\x0a\x00\x0b\x00", 4, ING_FMT_UNKNOWN },
-		{ "a top-level field other than packets", "\x0a\x00\x12\x00", 4, ING_FMT_UNKNOWN },
-		{ "two packets", "\x0a\x00\x0a\x02\x08\x01", 6, ING_FMT_PERFETTO },
-		{ "a packet over the limit", "\x0a\xff\xff\xff\xff\x0f", 6, ING_FMT_UNKNOWN },
-		{ "a length cut by the end", "\x0a\xff", 2, ING_FMT_PERFETTO },
+	} cases[] = {
+		DETECT("an object", "{\"traceEvents\": []}", ING_FMT_JSON),
+		DETECT("BOM, space, newline, array", "\xef\xbb\xbf \n[ {\"ph\": \"X\"}]",
+		       ING_FMT_JSON),
+		DETECT("[]", "[]", ING_FMT_JSON),
+		DETECT("{ }", "{ }", ING_FMT_JSON),
+		DETECT("an array cut after [", "  [  ", ING_FMT_JSON),
+		DETECT("an array of numbers", "[1, 2]", ING_FMT_UNKNOWN),
+		DETECT("an object without a key", "{x}", ING_FMT_UNKNOWN),
+		DETECT("an array of arrays", "[[{}]]", ING_FMT_UNKNOWN),
+		DETECT("text", "hello", ING_FMT_UNKNOWN),
+		DETECT("one empty packet", "\x0a\x00", ING_FMT_PERFETTO),
+		DETECT("a packet of one varint field", "\x0a\x02\x08\x01", ING_FMT_PERFETTO),
+		DETECT("a packet field with wire type 7", "\x0a\x02\x0f\x01", ING_FMT_UNKNOWN),
+		DETECT("a packet field 0", "\x0a\x02\x00\x01", ING_FMT_UNKNOWN),
+		DETECT("a field longer than its packet", "\x0a\x03\x12\x05\x00", ING_FMT_UNKNOWN),
+		DETECT("a top-level group", "\x0a\x00\x0b\x00", ING_FMT_UNKNOWN),
+		DETECT("a top-level field other than packets", "\x0a\x00\x12\x00",
+		       ING_FMT_UNKNOWN),
+		DETECT("two packets", "\x0a\x00\x0a\x02\x08\x01", ING_FMT_PERFETTO),
+		DETECT("a packet over the limit", "\x0a\xff\xff\xff\xff\x0f", ING_FMT_UNKNOWN),
+		DETECT("a length cut by the end", "\x0a\xff", ING_FMT_PERFETTO),
 	};
+#undef DETECT
 	unsigned char buf[3000];
 	uint64_t s = 0x9e3779b97f4a7c15ULL;
 	size_t i, k, bad_cut = SIZE_MAX, hits = 0, hits0a = 0, hitsj = 0;
@@ -881,19 +879,12 @@ test_detect(const struct tc_buf *good)
 	if (!ok(bad_cut == SIZE_MAX, "detect: each of the %zu cuts of the hand-built trace is "
 		"Perfetto", good->len - 1))
 		printf("#   not at %zu bytes\n", bad_cut);
-	for (i = 0; i < TC_ARRAY_SIZE(json); i++)
-	{
+	for (i = 0; i < TC_ARRAY_SIZE(cases); i++) {
 		char name[80];
 
-		snprintf(name, sizeof(name), "detect: %s", json[i].what);
-		is_int(ing_detect((const unsigned char *)json[i].text, strlen(json[i].text)),
-		       json[i].want, name);
-	}
-	for (i = 0; i < TC_ARRAY_SIZE(pb); i++) {
-		char name[80];
-
-		snprintf(name, sizeof(name), "detect: %s", pb[i].what);
-		is_int(ing_detect((const unsigned char *)pb[i].data, pb[i].len), pb[i].want, name);
+		snprintf(name, sizeof(name), "detect: %s", cases[i].what);
+		is_int(ing_detect((const unsigned char *)cases[i].data, cases[i].len), cases[i].want,
+		       name);
 	}
 	{
 		static const struct {
