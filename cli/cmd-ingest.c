@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "common/tc-json.h"
 #include "cli/cmds.h"
 #include "store/library.h"
@@ -17,7 +18,8 @@ static void
 ingest_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: neuron-explorer ingest [--data DIR] [--name NAME] [--tags T1,T2] [--json] FILE...\n"
+		"usage: neuron-explorer ingest [--data DIR] [--name NAME] [--tags T1,T2] [--json]\n"
+		"                              [--progress | --no-progress] FILE...\n"
 		"\n"
 		"Load Chrome/Kineto JSON, Perfetto protobuf or .ntff traces (gzip'd or not, detected\n"
 		"by content) into the data directory.  Prints one line (or with --json one JSON\n"
@@ -26,8 +28,32 @@ ingest_usage(FILE *f)
 		"  --data DIR    data directory (default: $NX_DATA or %s)\n"
 		"  --name NAME   name of the run in the library (default: the file name)\n"
 		"  --tags LIST   comma-separated tags\n"
-		"  --json        machine-readable output\n",
+		"  --json        machine-readable output\n"
+		"  --progress    show each file's progress on stderr: on a terminal one line\n"
+		"                updated in place (the default there), else a line per phase\n"
+		"  --no-progress none, even on a terminal\n",
 		cli_default_data_dir());
+}
+
+/* Progress on stderr (--progress, or a terminal). */
+struct ingest_prog {
+	const char *file;
+	bool tty;
+	int phase, pct;		/* the last shown */
+};
+
+static void
+ingest_progress(void *ctx, const struct st_progress *p)
+{
+	struct ingest_prog *g = ctx;
+	int pct = (int)(p->frac * 100);
+
+	if (g->tty && (pct != g->pct || p->phase != g->phase))
+		fprintf(stderr, "\r%s: %3d%% %-12s", g->file, pct, st_phase_name(p->phase));
+	else if (!g->tty && p->phase != g->phase)
+		fprintf(stderr, "%s: %s (%d%%)\n", g->file, st_phase_name(p->phase), pct);
+	g->phase = p->phase;
+	g->pct = pct;
 }
 
 static json_t *
@@ -79,6 +105,8 @@ cmd_ingest(int argc, char **argv)
 		{ "name", required_argument, NULL, 'n' },
 		{ "tags", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "progress", no_argument, NULL, 'p' },
+		{ "no-progress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -86,7 +114,7 @@ cmd_ingest(int argc, char **argv)
 	struct st_library *lib = NULL;
 	struct tc_err err = { 0 };
 	bool as_json = false;
-	int c, i, failed = 0;
+	int c, i, failed = 0, progress = -1;	/* -1: on a terminal */
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "d:n:t:jh", opts, NULL)) != -1) {
@@ -102,6 +130,12 @@ cmd_ingest(int argc, char **argv)
 			break;
 		case 'j':
 			as_json = true;
+			break;
+		case 'p':
+			progress = 1;
+			break;
+		case 'P':
+			progress = 0;
 			break;
 		case 'h':
 			ingest_usage(stdout);
@@ -120,8 +154,11 @@ cmd_ingest(int argc, char **argv)
 		fprintf(stderr, "neuron-explorer ingest: %s\n", err.msg);
 		return 1;
 	}
+	if (progress < 0)
+		progress = isatty(STDERR_FILENO);
 	for (i = optind; i < argc; i++) {
 		const char *file = argv[i];
+		struct ingest_prog prog = { file, isatty(STDERR_FILENO), -1, -1 };
 		char id[ST_ID_LEN + 1] = "";
 		struct st_stats stats;
 		char *fmt = NULL;
@@ -129,7 +166,10 @@ cmd_ingest(int argc, char **argv)
 
 		tc_err_clear(&err);
 		/* the raw copy and its sha256 overlap the parse */
-		rc = st_library_add_ingest(lib, file, name, tags, id, &stats, &err);
+		rc = st_library_add_ingest(lib, file, name, tags, progress ? ingest_progress : NULL,
+					   &prog, id, &stats, &err);
+		if (prog.tty && prog.phase >= 0)
+			fprintf(stderr, "\r\033[K");	/* the progress line goes */
 		if (rc < 0) {
 			/* a failed file leaves nothing behind in the library */
 			if (id[0])

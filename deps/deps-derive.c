@@ -93,6 +93,7 @@ on_bad(void *ctx, int64_t eid, const char *what, const char *text)
  * the args are read where the store staged them, not copied.
  */
 #define DERIVE_DROP_BYTES (32u << 20)	/* args read between two page drops */
+#define DERIVE_PROGRESS 65536	/* events between two progress reports (a power of 2) */
 #define DERIVE_AHEAD 8			/* records of a stream prefetched ahead */
 
 /* One unit's flagged events: the current run of equal start times. */
@@ -177,11 +178,12 @@ derive_merged(struct deps_engine *e, struct st_writer *w)
 	int nunits = st_writer_flagged_units(w);
 	struct dstream *v = tc_xcalloc((size_t)nunits + 1, sizeof(*v));
 	struct dstream **h = tc_xmalloc(((size_t)nunits + 1) * sizeof(*h));
-	size_t nh = 0, read = 0;
+	size_t nh = 0, read = 0, total = 0, done = 0;
 	int rc = 0;
 
 	for (int i = 1; i <= nunits; i++) {
 		v[i].v = st_writer_flagged(w, i, &v[i].n);
+		total += v[i].n;
 		if (dstream_fill(&v[i]))
 			h[nh++] = &v[i];
 	}
@@ -195,6 +197,8 @@ derive_merged(struct deps_engine *e, struct st_writer *w)
 				       r->args_len);
 		if (rc)
 			break;
+		if (!(++done & (DERIVE_PROGRESS - 1)))
+			st_writer_progress(w, ST_PHASE_DEPS, (double)done / (double)total);
 		read += r->args_len + sizeof(*r);
 		if (read > DERIVE_DROP_BYTES) {	/* keep the resident set bounded */
 			st_writer_flagged_drop(w);

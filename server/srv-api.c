@@ -60,6 +60,7 @@ row_json(struct srv *s, sqlite3_stmt *st)
 	const char *id = (const char *)sqlite3_column_text(st, 0);
 	const char *status = (const char *)sqlite3_column_text(st, 3);
 	double progress = sqlite3_column_double(st, 4);
+	int phase = -1;
 	json_t *stats = NULL, *flows, *j;
 	const char *stext = (const char *)sqlite3_column_text(st, 10);
 
@@ -69,7 +70,7 @@ row_json(struct srv *s, sqlite3_stmt *st)
 		json_decref(stats);
 		stats = json_object();
 	}
-	if (srv_queue_progress(s, id, &progress))
+	if (srv_queue_progress(s, id, &progress, &phase))
 		status = "ingesting";
 	flows = json_object_get(stats, "flows");
 	if (!json_is_object(flows))
@@ -89,6 +90,7 @@ row_json(struct srv *s, sqlite3_stmt *st)
 	json_object_set_new(j, "tags", tags_json((const char *)sqlite3_column_text(st, 2)));
 	json_object_set_new(j, "status", tc_json_str(status));
 	json_object_set_new(j, "progress", json_real(!strcmp(status, "ready") ? 1.0 : progress));
+	json_object_set_new(j, "phase", phase >= 0 ? json_string(st_phase_name(phase)) : json_null());
 	json_object_set_new(j, "error", srv_col_str(st, 5));
 	json_object_set_new(j, "format", srv_col_str(st, 6));
 	json_object_set_new(j, "size", json_integer(sqlite3_column_int64(st, 7)));

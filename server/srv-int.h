@@ -107,7 +107,7 @@ struct srv_worker {
 	struct st_library *lib;	/* private to the thread */
 	char current[ST_ID_LEN + 1];	/* under srv->q_mu; "" when idle */
 	double progress;		/* under srv->q_mu */
-	int64_t last_store_ns;
+	int phase;			/* enum st_phase, under srv->q_mu */
 };
 
 /** struct srv - the server. */
@@ -150,8 +150,12 @@ int srv_queue_push(struct srv *s, const char *id, bool force);
 bool srv_queue_full(struct srv *s);
 /** srv_queue_remove - drop a queued id; 1 removed, 0 not queued, -EBUSY ingesting. */
 int srv_queue_remove(struct srv *s, const char *id);
-/** srv_queue_progress - live progress of @id when a worker has it; false if not. */
-bool srv_queue_progress(struct srv *s, const char *id, double *progress);
+/**
+ * srv_queue_progress - live progress of @id when a worker has it: the whole
+ * ingest's fraction in *@progress and its phase (enum st_phase) in *@phase;
+ * false if no worker has it.
+ */
+bool srv_queue_progress(struct srv *s, const char *id, double *progress, int *phase);
 size_t srv_queue_len(struct srv *s);
 int srv_queue_busy(struct srv *s);
 /** srv_queue_wait - block until @id is neither queued nor ingesting, or @deadline_ns (mono). */

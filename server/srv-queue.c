@@ -128,7 +128,7 @@ out:
 }
 
 bool
-srv_queue_progress(struct srv *s, const char *id, double *progress)
+srv_queue_progress(struct srv *s, const char *id, double *progress, int *phase)
 {
 	struct srv_worker *w;
 	bool found = false;
@@ -137,6 +137,7 @@ srv_queue_progress(struct srv *s, const char *id, double *progress)
 	w = worker_of(s, id);
 	if (w) {
 		*progress = w->progress;
+		*phase = w->phase;
 		found = true;
 	}
 	pthread_mutex_unlock(&s->q_mu);
@@ -158,26 +159,17 @@ srv_queue_wait(struct srv *s, const char *id, int64_t deadline_ns)
 	pthread_mutex_unlock(&s->q_mu);
 }
 
+/* The ingest's progress, for the API (the library keeps the catalog row's). */
 static void
-worker_progress(void *ctx, double frac)
+worker_progress(void *ctx, const struct st_progress *p)
 {
 	struct srv_worker *w = ctx;
 	struct srv *s = w->srv;
-	int64_t now = tc_mono_ns();
-	char id[ST_ID_LEN + 1];
 
-	if (frac < 0)
-		frac = 0;
-	if (frac > 1)
-		frac = 1;
 	pthread_mutex_lock(&s->q_mu);
-	w->progress = frac;
-	memcpy(id, w->current, sizeof(id));
+	w->progress = p->frac;
+	w->phase = p->phase;
 	pthread_mutex_unlock(&s->q_mu);
-	if (now - w->last_store_ns >= 1000000000LL) {
-		w->last_store_ns = now;
-		st_library_set_status(w->lib, id, "ingesting", frac, NULL);
-	}
 }
 
 static int64_t
@@ -220,9 +212,9 @@ worker_main(void *arg)
 		s->q_len--;
 		memcpy(w->current, id, sizeof(id));
 		w->progress = 0;
+		w->phase = ST_PHASE_READING;
 		pthread_mutex_unlock(&s->q_mu);
 
-		w->last_store_ns = tc_mono_ns();
 		st_library_set_status(w->lib, id, "ingesting", 0, NULL);
 		rc = st_library_ingest(w->lib, id, worker_progress, w, NULL, &err);
 		if (rc < 0) {

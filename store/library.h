@@ -58,10 +58,13 @@ int st_library_add_raw(struct st_library *lib, const char *src_path, bool move,
  * st_library_ingest - ingest the raw file of trace @id: detect the format by
  * content, parse into a temporary store, finish, rename into place and mark
  * the catalog row ready (with stats) or failed (with the message).
+ * @progress: may be NULL; else called with @ctx on this thread as the
+ *            ingest goes through its phases (store.h); the catalog row's
+ *            progress follows the same fraction, at most 5 writes a second.
  * @stats: out, may be NULL.
  * Return: 0 or -errno with @err set.
  */
-int st_library_ingest(struct st_library *lib, const char *id, st_progress_fn progress,
+int st_library_ingest(struct st_library *lib, const char *id, st_phase_fn progress,
 		      void *ctx, struct st_stats *stats, struct tc_err *err);
 
 /**
@@ -72,12 +75,13 @@ int st_library_ingest(struct st_library *lib, const char *id, st_progress_fn pro
  * "ready"); on failure nothing is left in the library.  @src_path must not
  * change meanwhile (its size and mtime are checked at the end).
  * @name, @tags, @stats: may be NULL.
+ * @progress: may be NULL; else the ingest's phases, as st_library_ingest().
  * @id_out:   the new trace id (ST_ID_LEN + 1 bytes), "" when no row was made.
  * Return: 0 or -errno with @err set.
  */
 int st_library_add_ingest(struct st_library *lib, const char *src_path, const char *name,
-			  const char *tags, char id_out[ST_ID_LEN + 1], struct st_stats *stats,
-			  struct tc_err *err);
+			  const char *tags, st_phase_fn progress, void *ctx,
+			  char id_out[ST_ID_LEN + 1], struct st_stats *stats, struct tc_err *err);
 
 /** st_library_set_status - update status/progress/error of a trace row. */
 int st_library_set_status(struct st_library *lib, const char *id, const char *status,

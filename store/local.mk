@@ -1,7 +1,7 @@
 noinst_LIBRARIES += libstore.a
 libstore_a_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(JANSSON_CFLAGS)
 libstore_a_SOURCES = store/store.h store/store-int.h store/library.h \
-	store/st-chunk.h store/st-chunk.c store/st-chunk-out.c store/st-conn.c store/st-edges.h store/st-edges.c store/st-flagged.h store/st-flagged.c store/st-keys.c store/st-vtab.c store/st-writer.c store/st-spill.c store/st-finish.c store/st-read.c store/st-names.c \
+	store/st-chunk.h store/st-chunk.c store/st-chunk-out.c store/st-conn.c store/st-edges.h store/st-edges.c store/st-flagged.h store/st-flagged.c store/st-keys.c store/st-vtab.c store/st-writer.c store/st-spill.c store/st-finish.c store/st-read.c store/st-names.c store/st-progress.c \
 	store/st-library.c store/st-schema.c
 BUILT_SOURCES += store/st-schema-sql.h
 CLEANFILES += store/st-schema-sql.h
@@ -18,6 +18,12 @@ TESTS += tests/unit/test-store
 tests_unit_test_store_SOURCES = tests/unit/test-store.c tests/tap.h tests/unit/sql-int.h
 tests_unit_test_store_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_store_LDADD = $(NX_LDADD)
+
+check_PROGRAMS += tests/unit/test-progress
+TESTS += tests/unit/test-progress
+tests_unit_test_progress_SOURCES = tests/unit/test-progress.c tests/tap.h
+tests_unit_test_progress_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_progress_LDADD = $(NX_LDADD)
 
 check_PROGRAMS += tests/unit/test-vtab
 TESTS += tests/unit/test-vtab

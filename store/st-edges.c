@@ -1034,7 +1034,8 @@ st_edges_kick(struct st_edges *x)
  * -errno with @err set, or 1 when the thread could not start (nothing done).
  */
 static int
-st_edges_finish_ahead(struct st_edges *x, uint32_t *parts, size_t nparts, struct tc_err *err)
+st_edges_finish_ahead(struct st_edges *x, uint32_t *parts, size_t nparts,
+		      void (*tick)(void *ctx, double frac), void *ctx, struct tc_err *err)
 {
 	struct st_packq q = { .x = x, .parts = parts, .nparts = nparts };
 	pthread_t th;
@@ -1054,6 +1055,8 @@ st_edges_finish_ahead(struct st_edges *x, uint32_t *parts, size_t nparts, struct
 		pthread_mutex_unlock(&q.mu);
 		rc = st_edges_write_pack(x, &q.slot[i % (ST_PACK_AHEAD + 1)], err);
 		st_edges_kick(x);
+		if (tick)
+			tick(ctx, (double)(i + 1) / (double)nparts);
 		pthread_mutex_lock(&q.mu);
 		q.written++;
 		q.stop = rc < 0;
@@ -1072,7 +1075,8 @@ out:
 }
 
 int
-st_edges_finish(struct st_edges *x, struct tc_err *err)
+st_edges_finish(struct st_edges *x, void (*tick)(void *ctx, double frac), void *ctx,
+		struct tc_err *err)
 {
 	uint32_t *parts = NULL;
 	size_t nparts = 0;
@@ -1099,8 +1103,10 @@ st_edges_finish(struct st_edges *x, struct tc_err *err)
 	for (uint32_t p = 0; p < x->nparts; p++)
 		if (x->in[p].count || x->out[p].count)
 			parts[nparts++] = p;
+	if (nparts && tick)
+		tick(ctx, 0);
 	if (nparts > 1 && st_edges_pack_ahead(x)) {
-		rc = st_edges_finish_ahead(x, parts, nparts, err);
+		rc = st_edges_finish_ahead(x, parts, nparts, tick, ctx, err);
 		if (rc <= 0)
 			goto out;
 		rc = 0;		/* no thread: pack here */
@@ -1113,6 +1119,8 @@ st_edges_finish(struct st_edges *x, struct tc_err *err)
 			st_edges_pack(x, parts[i], &k, &pk);
 			rc = st_edges_write_pack(x, &pk, err);
 			st_edges_kick(x);
+			if (tick)
+				tick(ctx, (double)(i + 1) / (double)nparts);
 		}
 		st_packer_free(&k);
 		free(pk.buf);

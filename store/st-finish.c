@@ -471,6 +471,22 @@ st_fin_unit_level(struct st_fin *f, int unit)
 	f->ubucket_ns = f->bucket_ns << shift;
 }
 
+#define ST_PROGRESS_EVENTS 16384	/* events merged between two counts */
+
+/*
+ * @n more events merged by this part; the first part, on the writer's
+ * thread, reports what both have merged.
+ */
+static void
+st_fin_progress(struct st_fin *f, int64_t n)
+{
+	struct st_writer *w = f->w;
+	int64_t done = atomic_fetch_add(&w->prog.sorted, n) + n;
+
+	if (f->part == 0 && w->seq)
+		st_writer_progress(w, ST_PHASE_SORTING, (double)done / (double)w->seq);
+}
+
 /*
  * One part of the finish pass: the events of units [@lo, @hi] in id order,
  * ids after @id (the events of the units before @lo).  Two parts run at once
@@ -484,6 +500,7 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 	struct st_writer *w = f->w;
 	const struct st_srec *k;
 	uint64_t touched = 0, read0 = 0;
+	int64_t tick = 0;
 	int rc = 0;
 
 	st_keys_merge_init(&w->keys, &f->merge, lo, hi);
@@ -493,6 +510,11 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 		const struct st_srec *rec = k;
 		struct st_unit_def *u;
 		int depth = 0, kind;
+
+		if (++tick == ST_PROGRESS_EVENTS) {
+			st_fin_progress(f, tick);
+			tick = 0;
+		}
 
 		/* runs are read front to back; args mostly in file order */
 		touched += rec->args_len;
@@ -577,6 +599,7 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 	rc = st_fin_unit_end(f);
 	st_chunk_out_unlock(f->outp);
 out:
+	st_fin_progress(f, tick);
 	st_keys_merge_free(&f->merge);
 	return rc;
 }
@@ -612,6 +635,21 @@ st_fin_part_free(struct st_fin *f)
 }
 
 #define ST_SPLIT_MIN 4096	/* fewer events: one part */
+
+/* Join @thr within ST_PROGRESS_NS: true when it ended (and is joined). */
+static bool
+st_fin_join(pthread_t thr)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += ST_PROGRESS_NS;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return pthread_timedjoin_np(thr, NULL, &ts) != ETIMEDOUT;
+}
 
 static int
 st_fin_events(struct st_fin *f)
@@ -674,7 +712,10 @@ st_fin_events(struct st_fin *f)
 	}
 	if (two) {
 		rc = st_fin_part(f, 1, split, 0);
-		pthread_join(thr, NULL);
+		/* the second part may have more to do: go on reporting its count */
+		while (!st_fin_join(thr))
+			st_fin_progress(f, 0);
+		st_fin_progress(f, 0);	/* both parts' last counts */
 		if (!rc && job.rc)
 			rc = tc_err_set(f->err, job.rc, "%s", gerr.msg);
 		w->stats.overlaps += g.overlaps;
@@ -819,6 +860,13 @@ out:
 	return rc;
 }
 
+/* st_edges_finish()'s progress: the share of its partitions written. */
+static void
+st_fin_edges_tick(void *ctx, double frac)
+{
+	st_writer_progress(ctx, ST_PHASE_EDGES, frac);
+}
+
 int
 st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err)
 {
@@ -878,6 +926,9 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 		f.t0 = tc_mono_ns();
 	st_fin_time(&f, "add");
 	f.outp = &out;
+	st_writer_progress_plan(w, w->seq, w->nflagged && deps_enabled() && !w->edges_given ?
+				w->nflagged : 0, w->nedges_raw);
+	st_writer_progress(w, ST_PHASE_SORTING, 0);
 	rc = st_chunk_out_start(&out, w->db, err);
 	if (!rc)
 		rc = st_fin_events(&f);
@@ -889,8 +940,10 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	st_fin_time(&f, "edges");
 	if (!rc && st_sql_register(w->db) < 0)
 		rc = tc_err_set(err, -EIO, "%s: events table: %s", path, sqlite3_errmsg(w->db));
-	if (!rc && w->nflagged && !w->edges_given)	/* nothing to analyse otherwise */
+	if (!rc && w->flagged && !w->edges_given) {	/* nothing to analyse otherwise */
+		st_writer_progress(w, ST_PHASE_DEPS, 0);
 		rc = deps_derive(w, &w->stats, err);
+	}
 	st_flagged_free(w->flagged);
 	w->flagged = NULL;
 	st_spill_close(&w->args);
@@ -907,7 +960,7 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	/* the explicit and derived edges, packed per block of events (st-edges.c) */
 	rc = st_exec(w->db, "PRAGMA cache_size=-4096;", err);
 	if (!rc)
-		rc = st_edges_finish(w->edges, err);
+		rc = st_edges_finish(w->edges, st_fin_edges_tick, w, err);
 	st_fin_time(&f, "edgepack");
 	if (rc < 0)
 		goto out;
@@ -925,6 +978,7 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 		rc = tc_err_set(err, w->failed, "%s", w->ferr.msg);
 		goto out;
 	}
+	st_writer_progress(w, ST_PHASE_COMMIT, 0);
 	rc = st_exec(w->db, "COMMIT", err);
 	st_fin_time(&f, "commit");
 out:

@@ -381,11 +381,18 @@ st_library_name_errors(struct st_library *lib, const char *id, const char *raw,
 	pthread_mutex_unlock(&lib->lock);
 }
 
+/*
+ * An ingest's progress: the reader's share of its input goes to the writer
+ * (st_writer_progress()), which adds the finish phases and calls
+ * st_library_phase(): the catalog row (when there is one yet) and the
+ * caller's function.
+ */
 struct st_prog {
 	struct st_library *lib;
-	const char *id;
-	st_progress_fn fn;
+	const char *id;		/* NULL: no catalog row yet */
+	st_phase_fn fn;
 	void *ctx;
+	struct st_writer *w;
 	int64_t last_ns;
 };
 
@@ -393,14 +400,33 @@ static void
 st_library_progress(void *ctx, double frac)
 {
 	struct st_prog *p = ctx;
+
+	st_writer_progress(p->w, ST_PHASE_READING, frac);
+}
+
+static void
+st_library_phase(void *ctx, const struct st_progress *r)
+{
+	struct st_prog *p = ctx;
 	int64_t now = tc_mono_ns();
 
-	if (now - p->last_ns > 200000000) {	/* at most 5 catalog writes/s */
+	if (p->id && now - p->last_ns > 200000000) {	/* at most 5 catalog writes/s */
 		p->last_ns = now;
-		st_library_set_status(p->lib, p->id, "ingesting", frac * 0.9, NULL);
+		st_library_set_status(p->lib, p->id, "ingesting", r->frac, NULL);
 	}
 	if (p->fn)
-		p->fn(p->ctx, frac);
+		p->fn(p->ctx, r);
+}
+
+/* Open the writer of an ingest at @path, its progress going to @prog. */
+static int
+st_library_writer(struct st_prog *prog, const char *path, struct tc_err *err)
+{
+	int rc = st_writer_open(&prog->w, path, err);
+
+	if (rc == 0)
+		st_writer_set_progress(prog->w, st_library_phase, prog);
+	return rc;
 }
 
 /* The format the reader recorded in the store's meta (malloc'd), or NULL. */
@@ -482,10 +508,10 @@ st_msg_no_space(struct st_library *lib, struct tc_err *err, const char *shown, u
 }
 
 int
-st_library_ingest(struct st_library *lib, const char *id, st_progress_fn progress, void *ctx,
+st_library_ingest(struct st_library *lib, const char *id, st_phase_fn progress, void *ctx,
 		  struct st_stats *stats, struct tc_err *err)
 {
-	struct st_prog prog = { lib, id, progress, ctx, 0 };
+	struct st_prog prog = { .lib = lib, .id = id, .fn = progress, .ctx = ctx };
 	struct ing_opts opts = { .progress = st_library_progress, .ctx = &prog };
 	char hex[65], *raw = NULL, *tmp = NULL;
 	struct st_writer *w = NULL;
@@ -502,16 +528,16 @@ st_library_ingest(struct st_library *lib, const char *id, st_progress_fn progres
 	st_library_set_status(lib, id, "ingesting", 0, NULL);
 	raw = st_library_raw_path(lib, hex);
 	tmp = st_library_tmp_path(lib, ".db");
-	rc = st_writer_open(&w, tmp, err);
+	rc = st_library_writer(&prog, tmp, err);
 	if (rc < 0)
 		goto out;
+	w = prog.w;
 	rc = ing_file(w, raw, &opts, err);
 	if (rc < 0) {
 		st_writer_abort(w);
 		goto out;
 	}
 	fmt = st_writer_format(w);
-	st_library_set_status(lib, id, "ingesting", 0.92, NULL);
 	rc = st_writer_finish(w, stats, err);
 	if (rc < 0)
 		goto out;
@@ -557,12 +583,13 @@ st_rawjob_run(void *arg)
  */
 int
 st_library_add_ingest(struct st_library *lib, const char *src, const char *name,
-		      const char *tags, char id_out[ST_ID_LEN + 1], struct st_stats *stats,
-		      struct tc_err *err)
+		      const char *tags, st_phase_fn progress, void *ctx,
+		      char id_out[ST_ID_LEN + 1], struct st_stats *stats, struct tc_err *err)
 {
 	const char *shown = name && *name ? name : st_basename(src);
 	char *rawtmp = NULL, *dbtmp = NULL, *fmt = NULL;
-	struct ing_opts opts = { 0 };
+	struct st_prog prog = { .lib = lib, .fn = progress, .ctx = ctx };
+	struct ing_opts opts = { .progress = st_library_progress, .ctx = &prog };
 	struct st_rawjob job = { 0 };
 	struct st_writer *w = NULL;
 	struct st_stats local;
@@ -586,9 +613,10 @@ st_library_add_ingest(struct st_library *lib, const char *src, const char *name,
 		thr_on = true;
 	else
 		st_rawjob_run(&job);	/* no thread: one after the other */
-	rc = st_writer_open(&w, dbtmp, err);
+	rc = st_library_writer(&prog, dbtmp, err);
 	if (rc < 0)
 		goto out;
+	w = prog.w;
 	rc = ing_file(w, src, &opts, err);
 	if (rc < 0) {
 		st_writer_abort(w);

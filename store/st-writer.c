@@ -25,6 +25,7 @@ st_writer_open(struct st_writer **wp, const char *path, struct tc_err *err)
 	w->path = tc_xstrdup(path);
 	w->min_ts = INT64_MAX;
 	w->max_end = INT64_MIN;
+	w->prog.phase = -1;
 	unlink(path);
 	if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {

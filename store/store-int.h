@@ -4,6 +4,7 @@
 #define ST_STORE_INT_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include "store/store.h"
 #include "store/st-edges.h"
 
@@ -205,6 +206,21 @@ struct st_redge {
 	uint8_t pad[2];
 };
 
+/*
+ * The progress of an ingest (st-progress.c).  @sorted is added to by both
+ * finish parts (st-finish.c), hence atomic; the rest belongs to the
+ * writer's thread.
+ */
+struct st_wprog {
+	st_phase_fn fn;
+	void *ctx;
+	int phase;		/* the last reported; -1: none yet */
+	int64_t last_ns, every_ns;	/* the last report; reports within a phase apart */
+	double frac;		/* the last whole-ingest fraction reported */
+	double cost[ST_PHASE_N];	/* finish phases' shares of the second half */
+	_Atomic int64_t sorted;	/* events through the finish's merge */
+};
+
 struct st_writer {
 	sqlite3 *db;
 	char *path;
@@ -227,9 +243,18 @@ struct st_writer {
 	struct st_edges *edges;		/* during finish: the edges to pack (st-edges.h) */
 	struct st_flagged *flagged;	/* during finish: for deps/ (st-flagged.h) */
 	struct st_stats stats;
+	struct st_wprog prog;
 	int failed;			/* first write error */
 	struct tc_err ferr;
 };
+
+/*
+ * st_writer_progress_plan - before the finish phases: @events to sort and
+ * write, @analysed of them to derive dependencies from (0: no analysis),
+ * @edges explicit edges, for the phases' shares (st-progress.c).
+ */
+void st_writer_progress_plan(struct st_writer *w, int64_t events, int64_t analysed,
+			     int64_t edges);
 
 uint32_t st_hash(const char *s, size_t n);
 int st_map_get(struct st_map *m, const char *key, size_t n, uint32_t h);

@@ -90,8 +90,54 @@ struct st_stats {
 
 struct st_writer;
 
-/** st_progress_fn - ingest progress callback, @frac in [0,1]. */
+/** st_progress_fn - a reader's progress: @frac in [0,1] of its input consumed. */
 typedef void (*st_progress_fn)(void *ctx, double frac);
+
+/**
+ * enum st_phase - what an ingest is busy with, in the order they come.
+ * @ST_PHASE_READING:  the reader parses the input (a share of its bytes).
+ * @ST_PHASE_SORTING:  finish: events sorted, nested, summarised and written.
+ * @ST_PHASE_DEPS:     finish: the dependency analysis (events with access sets).
+ * @ST_PHASE_EDGES:    finish: edges packed and written.
+ * @ST_PHASE_COMMIT:   finish: commit, fsync and publish.
+ * A phase with nothing to do is not reported.
+ */
+enum st_phase {
+	ST_PHASE_READING,
+	ST_PHASE_SORTING,
+	ST_PHASE_DEPS,
+	ST_PHASE_EDGES,
+	ST_PHASE_COMMIT,
+	ST_PHASE_N
+};
+
+/**
+ * st_phase_name - the phase's name as the API and the CLI show it:
+ * "reading", "sorting", "dependencies", "edges", "committing".
+ */
+const char *st_phase_name(int phase);
+
+/**
+ * struct st_progress - one progress report of an ingest.
+ * @phase:      enum st_phase.
+ * @phase_frac: how far that phase is, 0 to 1.
+ * @frac:       the whole ingest, 0 to 1: never decreases.  An estimate:
+ *              reading is half of it, the finish phases share the rest by
+ *              the work they have (events, events with access sets).
+ */
+struct st_progress {
+	int phase;
+	double phase_frac, frac;
+};
+
+/**
+ * st_phase_fn - ingest progress, called on the ingesting thread at each
+ * phase's start and at most every ST_PROGRESS_NS within one (NX_PROGRESS_MS=N
+ * sets N ms instead; 0: every report); @p is only
+ * valid during the call.
+ */
+typedef void (*st_phase_fn)(void *ctx, const struct st_progress *p);
+#define ST_PROGRESS_NS 100000000	/* 100 ms */
 
 /**
  * st_writer_open - start a new per-trace database at @path (created; an
@@ -115,6 +161,20 @@ void st_writer_abort(struct st_writer *w);
  * Return: 0 or -errno with @err set (the file is then unlinked).
  */
 int st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err);
+
+/**
+ * st_writer_set_progress - report the ingest's phases to @fn (with @ctx),
+ * the finish phases by st_writer_finish() itself.  NULL @fn: no reports.
+ */
+void st_writer_set_progress(struct st_writer *w, st_phase_fn fn, void *ctx);
+
+/**
+ * st_writer_progress - phase @phase is @frac (0 to 1) done: reported when
+ * the phase changes, when @frac is 1, or ST_PROGRESS_NS after the last
+ * report.  The reader's share (ST_PHASE_READING) comes from its caller.
+ * Only on the thread that owns @w.
+ */
+void st_writer_progress(struct st_writer *w, int phase, double frac);
 
 /**
  * st_intern - the id of string @s (@len bytes, need not be NUL-terminated;

@@ -44,6 +44,7 @@ url=${url%/}
 SHOTS="${NX_BUILDDIR:-$(pwd)}/test-artifacts/screenshots"
 mkdir -p "$SHOTS"
 NX_URL="$url" NX_SHOTS="$SHOTS" NX_TRACES="$SHARED" NX_TMP="$T" CHROMIUM="$CHROMIUM" \
+	NX_DEPS_GEN="${NX_BUILDDIR:-$(pwd)}/tests/deps-gen" \
 	timeout 240 node "$BROWSER_DIR/ui.mjs"
 rc=$?
 if [ $rc -ne 0 ]; then

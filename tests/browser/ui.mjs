@@ -8,6 +8,7 @@ import { chromium } from 'playwright-core';
 import path from 'node:path';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const URL0 = process.env.NX_URL;
@@ -592,6 +593,41 @@ async function main() {
 		assert(inView(last), `scrolled to the bottom, the last row's event is on screen: ${JSON.stringify(last)}`);
 		assert(Math.abs(last.stackTop - last.top) < 2, `and the canvas still fills the view: ${JSON.stringify(last)}`);
 		await shot('18-many-rows-bottom');
+	});
+
+	await step('an ingest shows its phase beside its progress', async () => {
+		/* a synthetic engine trace with access sets (tests/deps-gen): long enough to be seen ingesting */
+		const gen = process.env.NX_DEPS_GEN;
+		assert(gen && fs.existsSync(gen), `tests/deps-gen built (NX_DEPS_GEN=${gen})`);
+		const file = path.join(process.env.NX_TMP || '/tmp', 'engine-400k.json');
+		const fd = fs.openSync(file, 'w');
+		const r = spawnSync(gen, ['-n', '400000', '-s', '5'], { stdio: ['ignore', fd, 'inherit'] });
+		fs.closeSync(fd);
+		eq(r.status, 0, 'deps-gen wrote the trace');
+		await page.goto(URL0 + '/');
+		await page.waitForSelector('#library:not([hidden])');
+		/* every status text the library shows from now on, as it renders them */
+		await page.evaluate(() => {
+			window.nxStatuses = new Set();
+			const note = () => document.querySelectorAll('#lib-table .status.busy')
+				.forEach((e) => window.nxStatuses.add(e.textContent));
+			new MutationObserver(note).observe(document.querySelector('#lib-table'),
+				{ childList: true, subtree: true, characterData: true });
+		});
+		await uploadViaPage(file);
+		const t = await waitReady('engine-400k.json');
+		eq(t.status, 'ready', 'the engine trace is ingested');
+		const seen = await page.evaluate(() => [...window.nxStatuses]);
+		const phases = seen.map((x) => (/^ingesting \d+% · (\w+)$/.exec(x.replace(/\s+/g, ' ').trim()) || [])[1])
+			.filter(Boolean);
+		console.log(`# statuses shown: ${JSON.stringify(seen)}`);
+		assert(phases.length > 0, 'a phase was shown while it ingested');
+		const order = ['reading', 'sorting', 'dependencies', 'edges', 'committing'];
+		assert(phases.every((p) => order.includes(p)), 'only known phases: ' + phases);
+		const pcts = seen.map((x) => Number((/(\d+)%/.exec(x) || [])[1])).filter((x) => !isNaN(x));
+		assert(pcts.every((x, i) => i === 0 || x >= pcts[i - 1]), 'the percentage never went down: ' + pcts);
+		/* the later steps take the newest ready run for theirs */
+		eq((await fetch(`${URL0}/api/traces/${t.id}`, { method: 'DELETE' })).status, 200, 'deleted again');
 	});
 
 	await step('a failed ingest shows its reason and a Retry button that ingests it again', async () => {

@@ -282,7 +282,7 @@ round_trip(const char *path, size_t ram, const char *what)
 	}
 	is_int(rc, 0, "every edge added");
 	is_int(st_edges_count(x), (long long)nedges, "counted");
-	is_int(st_edges_finish(x, &err), 0, "finish writes the blocks");
+	is_int(st_edges_finish(x, NULL, NULL, &err), 0, "finish writes the blocks");
 	st_edges_free(x);
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 
@@ -458,7 +458,7 @@ main(void)
 		       "a byte range ending before it starts is refused");
 		is_int(st_edges_add_parts(x, 1, 2, 0, 9, "A", 1, 5, 4), -EINVAL,
 		       "an unknown shape is refused");
-		is_int(st_edges_finish(x, &err), 0, "finishes");
+		is_int(st_edges_finish(x, NULL, NULL, &err), 0, "finishes");
 		st_edges_free(x);
 		g = got(db, "SELECT src, dst, kind, label FROM edges", 0, 0);
 		is_str(g, "", "an empty trace has no edges");
@@ -476,7 +476,7 @@ main(void)
 		is_int(st_edges_new(&x, db, 1000, 1 << 20, path, &err), 0, "small collector");
 		for (int i = 1; i < 1000; i++)
 			st_edges_add(x, i - 1, i, i % 4, "A[0:4]", 6);
-		is_int(st_edges_finish(x, &err), 0, "finishes");
+		is_int(st_edges_finish(x, NULL, NULL, &err), 0, "finishes");
 		st_edges_free(x);
 		/* block 1: its first entry (after the index) jumps past the block's last id */
 		g = tc_xasprintf("UPDATE edge_blocks SET ins = CAST(substr(ins, 1, %d) || X'ff7f00' || "

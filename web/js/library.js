@@ -154,8 +154,10 @@ export class Library {
 		let status;
 		if (t.status === 'ingesting' || t.status === 'queued') {
 			const pct = Math.round((t.progress || 0) * 100);
+			/* the server names the ingest's phase: "sorting", "dependencies", ... */
+			const phase = t.status === 'ingesting' && t.phase ? ` · ${t.phase}` : '';
 			status = el('span', { class: 'status busy' }, t.status + ' ',
-				el('progress', { max: 100, value: pct }), ` ${pct}%`);
+				el('progress', { max: 100, value: pct }), ` ${pct}%${phase}`);
 		} else if (t.status === 'failed') {
 			status = el('span', { class: 'status failed', title: t.error || '' }, 'failed: ' + (t.error || 'unknown error'));
 		} else {

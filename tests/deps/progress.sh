@@ -1,0 +1,109 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/deps/progress.sh - an ingest's phases (reading, sorting,
+# dependencies, edges, committing): `ingest --progress` off a terminal (a
+# line per phase), on one (a line rewritten in place, through script(1)),
+# none by default off a terminal; phases with nothing to do left out; and
+# the server's live "progress" and "phase" while a synthetic engine trace
+# (tests/deps-gen) ingests, polled until it is ready.
+. "$NX_SRCDIR/tests/lib.sh"
+. "$NX_SRCDIR/tests/server/srv-lib.sh"
+GEN=${NX_BUILDDIR:-$(pwd)}/tests/deps-gen
+[ -x "$GEN" ] || skip_all "no tests/deps-gen in the build directory"
+
+"$GEN" -n 3000 -s 3 >"$T/small.json"
+ok $? "deps-gen writes a 3000-event trace"
+
+# phases FILE: the phase of each progress line, space-separated
+phases() { sed -n 's/^.*: \([a-z]*\) ([0-9]*%)$/\1/p' "$1" | tr '\n' ' '; }
+# percents FILE: the percentages, one a line
+percents() { sed -n 's/^.*: [a-z]* (\([0-9]*\)%)$/\1/p' "$1"; }
+# nondecreasing FILE [COLUMN]: the numbers of COLUMN (1) never go down
+nondecreasing() {
+	awk -v c="${2:-1}" 'NR > 1 && $c < last { bad = 1 } { last = $c } END { exit bad }' "$1"
+}
+
+"$NX" ingest --data "$T/d1" --progress "$T/small.json" >"$T/o1" 2>"$T/e1"
+ok $? "ingest --progress succeeds"
+is "$(phases "$T/e1")" "reading sorting dependencies edges committing " \
+	"a line per phase, in order, for a trace with access sets"
+is "$(grep -c '' "$T/e1")" 5 "nothing else on stderr"
+percents "$T/e1" >"$T/p1"
+check "the percentages never go down" nondecreasing "$T/p1"
+is "$(sed -n 2p "$T/p1")" 50 "the finish starts half way"
+is "$(grep -c "$T/small.json: 3000 slices" "$T/o1")" 1 "stdout has the result line alone"
+
+"$NX" ingest --data "$T/d2" "$T/small.json" >"$T/o2" 2>"$T/e2"
+ok $? "ingest without --progress succeeds"
+is "$(wc -c <"$T/e2" | tr -d ' ')" 0 "no progress off a terminal by default"
+"$NX" ingest --data "$T/d3" --no-progress "$T/small.json" >/dev/null 2>"$T/e3"
+is "$(wc -c <"$T/e3" | tr -d ' ')" 0 "--no-progress: nothing"
+
+NX_DEPS_DISABLE=1 "$NX" ingest --data "$T/d4" --progress "$T/small.json" >/dev/null 2>"$T/e4"
+is "$(phases "$T/e4")" "reading sorting committing " \
+	"analysis off: no dependencies, and no edges without them"
+"$NX" ingest --data "$T/d4" --progress "$NX_SRCDIR/tests/data/json/small-object.json" \
+	>/dev/null 2>"$T/e5"
+is "$(phases "$T/e5")" "reading sorting edges committing " \
+	"explicit flows without access sets: edges, no dependencies"
+
+# on a terminal: one line, rewritten with \r, erased before the result
+if command -v script >/dev/null 2>&1; then
+	script -qec "'$NX' ingest --data '$T/d6' '$T/small.json'" /dev/null >"$T/tty" 2>&1
+	ok $? "ingest on a terminal succeeds"
+	check "the terminal line shows the phases" grep -q 'committing' "$T/tty"
+	check "the line is rewritten in place" grep -q "$(printf '\r')$T/small.json: " "$T/tty"
+	check "and erased before the result" \
+		grep -q "$(printf '\033')\[K[0-9a-f]\{16\}  json  $T/small.json" "$T/tty"
+else
+	skip "no script(1): no terminal check"
+	skip "no script(1)"
+	skip "no script(1)"
+	skip "no script(1)"
+fi
+
+# the server: poll a 300000-event ingest until it is ready
+"$GEN" -n 300000 -s 11 >"$T/big.json"
+ok $? "deps-gen writes a 300000-event trace"
+srv_start "$T/srv"
+ok $? "server starts"
+# upload it raw, then one line a poll: status progress phase (until ready
+# or failed, 120 s at most), from one process so that no poll waits for a
+# process to start
+"$PY" - "$URL" "$T/big.json" >"$T/polls" 2>"$T/polls.err" <<'EOF'
+import json, sys, time, urllib.request
+url, path = sys.argv[1], sys.argv[2]
+with open(path, "rb") as f:
+    req = urllib.request.Request(url + "/upload?name=big", data=f.read(), method="POST")
+with urllib.request.urlopen(req) as r:
+    if r.status != 202:
+        sys.exit("upload answered %d" % r.status)
+    tid = json.load(r)["id"]
+end = time.time() + 120
+while time.time() < end:
+    with urllib.request.urlopen(url + "/api/traces/" + tid) as r:
+        o = json.load(r)
+    print(o["status"], o["progress"], o.get("phase", "absent"))
+    if o["status"] in ("ready", "failed"):
+        break
+    time.sleep(0.005)
+EOF
+ok $? "uploaded (202) and polled the trace until it ended"
+is "$(tail -1 "$T/polls")" "ready 1.0 None" "ready: progress 1 and no phase"
+check "progress never goes down" nondecreasing "$T/polls" 2
+# the phases seen while ingesting, each once and in order
+seen=$(awk '$1 == "ingesting" && $3 != last { printf "%s ", $3; last = $3 }' "$T/polls")
+echo "# $(grep -c '' "$T/polls") polls; phases seen: $seen"
+check "every phase seen is a known one, in order" "$PY" -c "
+import sys
+order = ['reading', 'sorting', 'dependencies', 'edges', 'committing']
+seen = sys.argv[1].split()
+sys.exit(not seen or any(p not in order for p in seen) or
+         [order.index(p) for p in seen] != sorted(order.index(p) for p in seen) or
+         len(set(seen)) != len(seen))" "$seen"
+check "more than one phase seen while it ingested" test "$(echo $seen | wc -w)" -ge 2
+is "$(awk '$1 != "ingesting" && $3 != "None"' "$T/polls" | grep -c '')" 0 \
+	"a phase only while ingesting"
+srv_stop
+ok $? "server stops"
+done_testing
