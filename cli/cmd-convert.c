@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "common/tc-json.h"
+#include "cli/cli-progress.h"
 #include "cli/cmds.h"
 #include "store/library.h"
 #include "ingest/ingest.h"
@@ -26,7 +27,8 @@ static void
 convert_usage(FILE *f)
 {
 	fprintf(f,
-		"usage: neuron-explorer convert [--to ntff|pftrace|json] IN OUT\n"
+		"usage: neuron-explorer convert [--to ntff|pftrace|json] [--progress | --no-progress]\n"
+		"                               IN OUT\n"
 		"\n"
 		"Convert a trace.  IN is any supported input (Chrome/Kineto JSON, Perfetto\n"
 		"protobuf, .ntff; gzip'd or not; detected by content).  The output format comes\n"
@@ -41,7 +43,9 @@ convert_usage(FILE *f)
 		"  json     Chrome Trace Event JSON (X, i, C, s/f flow events, M names), for\n"
 		"           tools that read it; dependency kinds other than flow are left out\n"
 		"\n"
-		"OUT \"-\" writes to standard output.  Exit status 1 on any error.\n");
+		"OUT \"-\" writes to standard output.  Exit status 1 on any error.  Loading IN\n"
+		"for pftrace or json shows its progress on stderr as `ingest` does: on a\n"
+		"terminal by default, --progress a line per phase anywhere, --no-progress none.\n");
 }
 
 static int
@@ -220,10 +224,14 @@ out:
 	return ret;
 }
 
+/* Load @in into a temporary store, then export it; @progress as ingest's. */
 static int
-convert_via_store(const char *in, const char *out, int target, struct tc_err *err)
+convert_via_store(const char *in, const char *out, int target, int progress,
+		  struct tc_err *err)
 {
 	const char *tmpdir = getenv("TMPDIR");
+	struct ing_opts opts = { .progress = st_writer_reading };
+	struct cli_progress prog;
 	char rnd[17];
 	char *tmp;
 	struct st_writer *w = NULL;
@@ -231,12 +239,15 @@ convert_via_store(const char *in, const char *out, int target, struct tc_err *er
 	FILE *f = NULL;
 	int ret;
 
+	cli_progress_init(&prog, in, progress);
 	tc_random_hex(rnd, 8);
 	tmp = tc_xasprintf("%s/nx-convert-%s.db", tmpdir && *tmpdir ? tmpdir : "/tmp", rnd);
 	ret = st_writer_open(&w, tmp, err);
 	if (ret < 0)
 		goto out;
-	ret = ing_file(w, in, NULL, err);
+	st_writer_set_progress(w, cli_progress, &prog);
+	opts.ctx = w;
+	ret = ing_file(w, in, &opts, err);
 	if (ret < 0) {
 		st_writer_abort(w);
 		goto out;
@@ -252,6 +263,7 @@ convert_via_store(const char *in, const char *out, int target, struct tc_err *er
 		ret = tc_err_set(err, -errno, "%s: %s", out, strerror(errno));
 		goto out;
 	}
+	cli_progress_step(&prog, "exporting");
 	ret = ing_export(db, target == CV_PFTRACE ? ING_EXPORT_PFTRACE : ING_EXPORT_JSON, f, out,
 			 err);
 	if (f != stdout && fclose(f) && !ret)
@@ -259,6 +271,7 @@ convert_via_store(const char *in, const char *out, int target, struct tc_err *er
 	if (ret < 0 && f != stdout)
 		tc_remove_partial(out);
 out:
+	cli_progress_end(&prog);
 	if (db)
 		sqlite3_close(db);
 	unlink(tmp);
@@ -271,18 +284,26 @@ cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "to", required_argument, NULL, 't' },
+		{ "progress", no_argument, NULL, 'p' },
+		{ "no-progress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct tc_err err = { 0 };
 	const char *to = NULL, *in, *out;
-	int c, target, fmt, ret;
+	int c, target, fmt, ret, progress = -1;	/* -1: on a terminal */
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "t:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			to = optarg;
+			break;
+		case 'p':
+			progress = 1;
+			break;
+		case 'P':
+			progress = 0;
 			break;
 		case 'h':
 			convert_usage(stdout);
@@ -316,7 +337,7 @@ cmd_convert(int argc, char **argv)
 		}
 		ret = convert_to_ntff(in, out, fmt, argc, argv, &err);
 	} else {
-		ret = convert_via_store(in, out, target, &err);
+		ret = convert_via_store(in, out, target, progress, &err);
 	}
 	if (ret < 0) {
 		fprintf(stderr, "neuron-explorer: %s\n", err.msg);

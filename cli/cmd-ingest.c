@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "common/tc-json.h"
+#include "cli/cli-progress.h"
 #include "cli/cmds.h"
 #include "store/library.h"
 
@@ -33,27 +33,6 @@ ingest_usage(FILE *f)
 		"                updated in place (the default there), else a line per phase\n"
 		"  --no-progress none, even on a terminal\n",
 		cli_default_data_dir());
-}
-
-/* Progress on stderr (--progress, or a terminal). */
-struct ingest_prog {
-	const char *file;
-	bool tty;
-	int phase, pct;		/* the last shown */
-};
-
-static void
-ingest_progress(void *ctx, const struct st_progress *p)
-{
-	struct ingest_prog *g = ctx;
-	int pct = (int)(p->frac * 100);
-
-	if (g->tty && (pct != g->pct || p->phase != g->phase))
-		fprintf(stderr, "\r%s: %3d%% %-12s", g->file, pct, st_phase_name(p->phase));
-	else if (!g->tty && p->phase != g->phase)
-		fprintf(stderr, "%s: %s (%d%%)\n", g->file, st_phase_name(p->phase), pct);
-	g->phase = p->phase;
-	g->pct = pct;
 }
 
 static json_t *
@@ -154,22 +133,20 @@ cmd_ingest(int argc, char **argv)
 		fprintf(stderr, "neuron-explorer ingest: %s\n", err.msg);
 		return 1;
 	}
-	if (progress < 0)
-		progress = isatty(STDERR_FILENO);
 	for (i = optind; i < argc; i++) {
 		const char *file = argv[i];
-		struct ingest_prog prog = { file, isatty(STDERR_FILENO), -1, -1 };
+		struct cli_progress prog;
 		char id[ST_ID_LEN + 1] = "";
 		struct st_stats stats;
 		char *fmt = NULL;
 		int rc;
 
 		tc_err_clear(&err);
+		cli_progress_init(&prog, file, progress);
 		/* the raw copy and its sha256 overlap the parse */
-		rc = st_library_add_ingest(lib, file, name, tags, progress ? ingest_progress : NULL,
-					   &prog, id, &stats, &err);
-		if (prog.tty && prog.phase >= 0)
-			fprintf(stderr, "\r\033[K");	/* the progress line goes */
+		rc = st_library_add_ingest(lib, file, name, tags, cli_progress, &prog, id, &stats,
+					   &err);
+		cli_progress_end(&prog);
 		if (rc < 0) {
 			/* a failed file leaves nothing behind in the library */
 			if (id[0])

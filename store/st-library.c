@@ -383,7 +383,7 @@ st_library_name_errors(struct st_library *lib, const char *id, const char *raw,
 
 /*
  * An ingest's progress: the reader's share of its input goes to the writer
- * (st_writer_progress()), which adds the finish phases and calls
+ * (st_writer_reading()), which adds the finish phases and calls
  * st_library_phase(): the catalog row (when there is one yet) and the
  * caller's function.
  */
@@ -395,14 +395,6 @@ struct st_prog {
 	struct st_writer *w;
 	int64_t last_ns;
 };
-
-static void
-st_library_progress(void *ctx, double frac)
-{
-	struct st_prog *p = ctx;
-
-	st_writer_progress(p->w, ST_PHASE_READING, frac);
-}
 
 static void
 st_library_phase(void *ctx, const struct st_progress *r)
@@ -512,7 +504,7 @@ st_library_ingest(struct st_library *lib, const char *id, st_phase_fn progress, 
 		  struct st_stats *stats, struct tc_err *err)
 {
 	struct st_prog prog = { .lib = lib, .id = id, .fn = progress, .ctx = ctx };
-	struct ing_opts opts = { .progress = st_library_progress, .ctx = &prog };
+	struct ing_opts opts = { .progress = st_writer_reading };
 	char hex[65], *raw = NULL, *tmp = NULL;
 	struct st_writer *w = NULL;
 	struct st_stats local;
@@ -532,6 +524,7 @@ st_library_ingest(struct st_library *lib, const char *id, st_phase_fn progress, 
 	if (rc < 0)
 		goto out;
 	w = prog.w;
+	opts.ctx = w;
 	rc = ing_file(w, raw, &opts, err);
 	if (rc < 0) {
 		st_writer_abort(w);
@@ -589,7 +582,7 @@ st_library_add_ingest(struct st_library *lib, const char *src, const char *name,
 	const char *shown = name && *name ? name : st_basename(src);
 	char *rawtmp = NULL, *dbtmp = NULL, *fmt = NULL;
 	struct st_prog prog = { .lib = lib, .fn = progress, .ctx = ctx };
-	struct ing_opts opts = { .progress = st_library_progress, .ctx = &prog };
+	struct ing_opts opts = { .progress = st_writer_reading };
 	struct st_rawjob job = { 0 };
 	struct st_writer *w = NULL;
 	struct st_stats local;
@@ -617,6 +610,7 @@ st_library_add_ingest(struct st_library *lib, const char *src, const char *name,
 	if (rc < 0)
 		goto out;
 	w = prog.w;
+	opts.ctx = w;
 	rc = ing_file(w, src, &opts, err);
 	if (rc < 0) {
 		st_writer_abort(w);

@@ -72,6 +72,12 @@ st_progress_whole(const struct st_wprog *p, int phase, double f)
 }
 
 void
+st_writer_reading(void *w, double frac)
+{
+	st_writer_progress(w, ST_PHASE_READING, frac);
+}
+
+void
 st_writer_progress(struct st_writer *w, int phase, double frac)
 {
 	struct st_wprog *p = &w->prog;

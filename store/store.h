@@ -177,6 +177,12 @@ void st_writer_set_progress(struct st_writer *w, st_phase_fn fn, void *ctx);
 void st_writer_progress(struct st_writer *w, int phase, double frac);
 
 /**
+ * st_writer_reading - a reader's st_progress_fn for writer @w (given as the
+ * reader's ctx): st_writer_progress(@w, ST_PHASE_READING, @frac).
+ */
+void st_writer_reading(void *w, double frac);
+
+/**
  * st_intern - the id of string @s (@len bytes, need not be NUL-terminated;
  * a NUL within them ends it), interned per trace.  Ids start at 1; id 0
  * means "no string".

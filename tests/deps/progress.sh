@@ -3,7 +3,8 @@
 # tests/deps/progress.sh - an ingest's phases (reading, sorting,
 # dependencies, edges, committing): `ingest --progress` off a terminal (a
 # line per phase), on one (a line rewritten in place, through script(1)),
-# none by default off a terminal; phases with nothing to do left out; and
+# none by default off a terminal; phases with nothing to do left out;
+# `convert`'s (the same, then exporting); and
 # the server's live "progress" and "phase" while a synthetic engine trace
 # (tests/deps-gen) ingests, polled until it is ready.
 . "$NX_SRCDIR/tests/lib.sh"
@@ -46,6 +47,17 @@ is "$(phases "$T/e4")" "reading sorting committing " \
 	>/dev/null 2>"$T/e5"
 is "$(phases "$T/e5")" "reading sorting edges committing " \
 	"explicit flows without access sets: edges, no dependencies"
+
+# convert loads its input the same way, then exports
+"$NX" convert --progress "$T/small.json" "$T/c1.pftrace" 2>"$T/e7"
+ok $? "convert --progress succeeds"
+is "$(phases "$T/e7")" "reading sorting dependencies edges committing exporting " \
+	"convert: the ingest's phases, then exporting"
+"$NX" convert "$T/small.json" "$T/c2.pftrace" 2>"$T/e8"
+is "$(wc -c <"$T/e8" | tr -d ' ')" 0 "convert: no progress off a terminal by default"
+check "convert writes the same bytes with and without progress" cmp -s "$T/c1.pftrace" "$T/c2.pftrace"
+"$NX" convert --progress "$T/small.json" "$T/c3.ntff" 2>"$T/e9"
+is "$(wc -c <"$T/e9" | tr -d ' ')" 0 "convert to .ntff copies: nothing to show"
 
 # on a terminal: one line, rewritten with \r, erased before the result
 if command -v script >/dev/null 2>&1; then

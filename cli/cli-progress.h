@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/cli-progress.h - an ingest's progress on stderr (cli/cli-progress.c),
+ * for the --progress / --no-progress of ingest and convert.
+ */
+#ifndef CLI_CLI_PROGRESS_H
+#define CLI_CLI_PROGRESS_H
+
+#include <stdbool.h>
+#include "store/store.h"
+
+/**
+ * struct cli_progress - what one file's progress line shows.
+ * @label: the file's name (borrowed); @tty: stderr is a terminal;
+ * @on: shown at all; @phase, @pct: the last shown; @shown: a line is up.
+ */
+struct cli_progress {
+	const char *label;
+	bool tty, on, shown;
+	int phase, pct;
+};
+
+/**
+ * cli_progress_init - for the file @label: @mode 1 (--progress), 0
+ * (--no-progress) or -1 (on when stderr is a terminal).
+ */
+void cli_progress_init(struct cli_progress *g, const char *label, int mode);
+
+/** cli_progress - a st_phase_fn: @ctx is the struct cli_progress. */
+void cli_progress(void *ctx, const struct st_progress *p);
+
+/** cli_progress_step - a step of the command's own after the ingest (e.g. "exporting"). */
+void cli_progress_step(struct cli_progress *g, const char *what);
+
+/** cli_progress_end - erase the terminal line before the command's result. */
+void cli_progress_end(struct cli_progress *g);
+
+#endif /* CLI_CLI_PROGRESS_H */
