@@ -31,15 +31,16 @@ cli_progress_show(struct cli_progress *g, const char *phase, int pct, bool chang
 	g->shown = true;
 }
 
-void
+int
 cli_progress(void *ctx, const struct st_progress *p)
 {
 	struct cli_progress *g = ctx;
 
 	if (!g->on)
-		return;
+		return 0;
 	cli_progress_show(g, st_phase_name(p->phase), (int)(p->frac * 100), p->phase != g->phase);
 	g->phase = p->phase;
+	return 0;
 }
 
 void

@@ -26,8 +26,8 @@ struct cli_progress {
  */
 void cli_progress_init(struct cli_progress *g, const char *label, int mode);
 
-/** cli_progress - a st_phase_fn: @ctx is the struct cli_progress. */
-void cli_progress(void *ctx, const struct st_progress *p);
+/** cli_progress - a st_phase_fn (never cancels): @ctx is the struct cli_progress. */
+int cli_progress(void *ctx, const struct st_progress *p);
 
 /** cli_progress_step - a step of the command's own after the ingest (e.g. "exporting"). */
 void cli_progress_step(struct cli_progress *g, const char *what);

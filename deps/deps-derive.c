@@ -197,8 +197,11 @@ derive_merged(struct deps_engine *e, struct st_writer *w)
 				       r->args_len);
 		if (rc)
 			break;
-		if (!(++done & (DERIVE_PROGRESS - 1)))
-			st_writer_progress(w, ST_PHASE_DEPS, (double)done / (double)total);
+		if (!(++done & (DERIVE_PROGRESS - 1)) &&
+		    st_writer_progress(w, ST_PHASE_DEPS, (double)done / (double)total) < 0) {
+			rc = -ECANCELED;
+			break;
+		}
 		read += r->args_len + sizeof(*r);
 		if (read > DERIVE_DROP_BYTES) {	/* keep the resident set bounded */
 			st_writer_flagged_drop(w);
@@ -357,7 +360,9 @@ deps_derive(struct st_writer *w, struct st_stats *stats, struct tc_err *err)
 		rc = deps_engine_finish(e);
 	if (getenv("NX_STORE_TIMING") && !strcmp(getenv("NX_STORE_TIMING"), "1"))
 		derive_timing(e, t0, c0);
-	if (rc < 0 && !d.edge_failed)
+	if (rc == -ECANCELED)
+		rc = tc_err_set(err, rc, ST_CANCELLED);
+	else if (rc < 0 && !d.edge_failed)
 		rc = tc_err_set(err, rc, "dependency analysis: %s", strerror(-rc));
 	deps_engine_free(e);
 	free(d.texts[0]);

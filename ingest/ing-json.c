@@ -1907,8 +1907,11 @@ ing_json_read_chunks(struct st_writer *w, struct tc_input *in, const struct ing_
 		jfeed_done(&feed);
 		if (ret)
 			goto out;
-		if (opts && opts->progress && raw_size)
-			opts->progress(opts->ctx, TC_MIN(1.0, (double)raw_off / (double)raw_size));
+		if (opts && opts->progress && raw_size &&
+		    opts->progress(opts->ctx, TC_MIN(1.0, (double)raw_off / (double)raw_size)) < 0) {
+			ret = tc_err_set(err, -ECANCELED, "%s: " ST_CANCELLED, r.name);
+			goto out;
+		}
 	}
 	jfeed_stop(&feed);
 	ret = ij_scan_end(&scan, err);

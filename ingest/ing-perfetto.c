@@ -2020,8 +2020,11 @@ ing_perfetto_read(struct st_writer *w, struct tc_input *in, const struct ing_opt
 			ret = pf_packet_decoded(&c, it->data, it->len, it->off, it->dec, &it->pk);
 			if (ret < 0)
 				break;
-			if (opts && opts->progress && !(c.packets & 0xffff) && raw_size)
-				opts->progress(opts->ctx, (double)b->raw_off / (double)raw_size);
+			if (opts && opts->progress && !(c.packets & 0xffff) && raw_size &&
+			    opts->progress(opts->ctx, (double)b->raw_off / (double)raw_size) < 0) {
+				ret = tc_err_set(err, -ECANCELED, "%s: " ST_CANCELLED, c.name);
+				break;
+			}
 		}
 		if (ret >= 0 && b->rc < 0) {
 			*err = b->err;

@@ -291,9 +291,15 @@ srv_api_delete(struct srv_req *r, const char *id)
 	if (!srv_auth_ok(r))
 		return MHD_YES;
 	rc = srv_queue_remove(s, id);
+	if (rc == -EBUSY && srv_queue_cancel(s, id)) {
+		/* being ingested: stop that first (within a report, 100 ms) */
+		srv_queue_wait(s, id, tc_mono_ns() + SRV_CANCEL_WAIT_NS);
+		rc = srv_queue_remove(s, id);
+	}
 	if (rc == -EBUSY)
-		return srv_reply_error(r, 409, "ingesting", "trace %s is being ingested; delete "
-				       "it when it is ready or failed", id);
+		return srv_reply_error(r, 409, "ingesting", "trace %s is being ingested and its "
+				       "ingest did not stop within %d s; try again", id,
+				       (int)(SRV_CANCEL_WAIT_NS / 1000000000));
 	pthread_mutex_lock(&s->lib_mu);
 	rc = st_library_delete(s->lib, id, &err);
 	pthread_mutex_unlock(&s->lib_mu);

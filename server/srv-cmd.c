@@ -484,8 +484,8 @@ cmd_serve(int argc, char **argv)
 		if (sig == SIGTERM || sig == SIGINT)
 			break;
 	}
-	fprintf(stderr, "neuron-explorer: %s: stopping (in-flight ingests finish, queued "
-		"ones resume at the next start)\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+	fprintf(stderr, "neuron-explorer: %s: stopping (ingests in flight stop; they and the "
+		"queued ones resume at the next start)\n", sig == SIGTERM ? "SIGTERM" : "SIGINT");
 	rc = 0;
 	goto out;
 

@@ -29,6 +29,7 @@
 #define SRV_PX_DEFAULT 1000
 #define SRV_LIST_MAX 1000		/* limit on list/search pages */
 #define SRV_WAIT_MAX_S 600		/* ?wait=1 gives up after this */
+#define SRV_CANCEL_WAIT_NS (30LL * 1000000000)	/* a DELETE waits this long for an ingest to stop */
 
 /** struct srv_opts - the serve options (CLI > config file > defaults). */
 struct srv_opts {
@@ -108,6 +109,7 @@ struct srv_worker {
 	char current[ST_ID_LEN + 1];	/* under srv->q_mu; "" when idle */
 	double progress;		/* under srv->q_mu */
 	int phase;			/* enum st_phase, under srv->q_mu */
+	bool cancel;			/* under srv->q_mu: stop the current ingest */
 };
 
 /** struct srv - the server. */
@@ -150,6 +152,12 @@ int srv_queue_push(struct srv *s, const char *id, bool force);
 bool srv_queue_full(struct srv *s);
 /** srv_queue_remove - drop a queued id; 1 removed, 0 not queued, -EBUSY ingesting. */
 int srv_queue_remove(struct srv *s, const char *id);
+/**
+ * srv_queue_cancel - ask the worker ingesting @id to stop (its catalog row
+ * goes back to "queued"); srv_queue_wait() then waits for it.
+ * Return: true when a worker had it.
+ */
+bool srv_queue_cancel(struct srv *s, const char *id);
 /**
  * srv_queue_progress - live progress of @id when a worker has it: the whole
  * ingest's fraction in *@progress and its phase (enum st_phase) in *@phase;

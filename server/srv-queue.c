@@ -128,6 +128,19 @@ out:
 }
 
 bool
+srv_queue_cancel(struct srv *s, const char *id)
+{
+	struct srv_worker *w;
+
+	pthread_mutex_lock(&s->q_mu);
+	w = worker_of(s, id);
+	if (w)
+		w->cancel = true;
+	pthread_mutex_unlock(&s->q_mu);
+	return w != NULL;
+}
+
+bool
 srv_queue_progress(struct srv *s, const char *id, double *progress, int *phase)
 {
 	struct srv_worker *w;
@@ -159,17 +172,23 @@ srv_queue_wait(struct srv *s, const char *id, int64_t deadline_ns)
 	pthread_mutex_unlock(&s->q_mu);
 }
 
-/* The ingest's progress, for the API (the library keeps the catalog row's). */
-static void
+/*
+ * The ingest's progress, for the API (the library keeps the catalog row's);
+ * non-zero when the ingest is to stop (a DELETE, the server stopping).
+ */
+static int
 worker_progress(void *ctx, const struct st_progress *p)
 {
 	struct srv_worker *w = ctx;
 	struct srv *s = w->srv;
+	bool cancel;
 
 	pthread_mutex_lock(&s->q_mu);
 	w->progress = p->frac;
 	w->phase = p->phase;
+	cancel = w->cancel;
 	pthread_mutex_unlock(&s->q_mu);
+	return cancel;
 }
 
 static int64_t
@@ -213,11 +232,15 @@ worker_main(void *arg)
 		memcpy(w->current, id, sizeof(id));
 		w->progress = 0;
 		w->phase = ST_PHASE_READING;
+		w->cancel = false;
 		pthread_mutex_unlock(&s->q_mu);
 
 		st_library_set_status(w->lib, id, "ingesting", 0, NULL);
 		rc = st_library_ingest(w->lib, id, worker_progress, w, NULL, &err);
-		if (rc < 0) {
+		if (rc == -ECANCELED) {
+			/* asked for; the row is queued again for the next start */
+			fprintf(stderr, "neuron-explorer: ingest %s cancelled\n", id);
+		} else if (rc < 0) {
 			atomic_fetch_add(&s->m.ingests_failed, 1);
 			fprintf(stderr, "neuron-explorer: ingest %s failed: %s\n", id, err.msg);
 		} else {
@@ -272,6 +295,9 @@ srv_queue_stop(struct srv *s)
 {
 	pthread_mutex_lock(&s->q_mu);
 	s->stopping = true;
+	/* ingests in flight stop at their next report and resume at the next start */
+	for (int i = 0; i < s->nworkers; i++)
+		s->workers[i].cancel = true;
 	pthread_cond_broadcast(&s->q_cv);
 	pthread_cond_broadcast(&s->done_cv);
 	pthread_mutex_unlock(&s->q_mu);

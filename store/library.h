@@ -61,6 +61,8 @@ int st_library_add_raw(struct st_library *lib, const char *src_path, bool move,
  * @progress: may be NULL; else called with @ctx on this thread as the
  *            ingest goes through its phases (store.h); the catalog row's
  *            progress follows the same fraction, at most 5 writes a second.
+ *            When it cancels the ingest, the row goes back to "queued"
+ *            (no error) and -ECANCELED is returned.
  * @stats: out, may be NULL.
  * Return: 0 or -errno with @err set.
  */

@@ -1035,7 +1035,7 @@ st_edges_kick(struct st_edges *x)
  */
 static int
 st_edges_finish_ahead(struct st_edges *x, uint32_t *parts, size_t nparts,
-		      void (*tick)(void *ctx, double frac), void *ctx, struct tc_err *err)
+		      int (*tick)(void *ctx, double frac), void *ctx, struct tc_err *err)
 {
 	struct st_packq q = { .x = x, .parts = parts, .nparts = nparts };
 	pthread_t th;
@@ -1055,8 +1055,8 @@ st_edges_finish_ahead(struct st_edges *x, uint32_t *parts, size_t nparts,
 		pthread_mutex_unlock(&q.mu);
 		rc = st_edges_write_pack(x, &q.slot[i % (ST_PACK_AHEAD + 1)], err);
 		st_edges_kick(x);
-		if (tick)
-			tick(ctx, (double)(i + 1) / (double)nparts);
+		if (!rc && tick && tick(ctx, (double)(i + 1) / (double)nparts) < 0)
+			rc = tc_err_set(err, -ECANCELED, ST_CANCELLED);
 		pthread_mutex_lock(&q.mu);
 		q.written++;
 		q.stop = rc < 0;
@@ -1075,7 +1075,7 @@ out:
 }
 
 int
-st_edges_finish(struct st_edges *x, void (*tick)(void *ctx, double frac), void *ctx,
+st_edges_finish(struct st_edges *x, int (*tick)(void *ctx, double frac), void *ctx,
 		struct tc_err *err)
 {
 	uint32_t *parts = NULL;
@@ -1103,8 +1103,10 @@ st_edges_finish(struct st_edges *x, void (*tick)(void *ctx, double frac), void *
 	for (uint32_t p = 0; p < x->nparts; p++)
 		if (x->in[p].count || x->out[p].count)
 			parts[nparts++] = p;
-	if (nparts && tick)
-		tick(ctx, 0);
+	if (nparts && tick && tick(ctx, 0) < 0) {
+		rc = tc_err_set(err, -ECANCELED, ST_CANCELLED);
+		goto out;
+	}
 	if (nparts > 1 && st_edges_pack_ahead(x)) {
 		rc = st_edges_finish_ahead(x, parts, nparts, tick, ctx, err);
 		if (rc <= 0)
@@ -1119,8 +1121,8 @@ st_edges_finish(struct st_edges *x, void (*tick)(void *ctx, double frac), void *
 			st_edges_pack(x, parts[i], &k, &pk);
 			rc = st_edges_write_pack(x, &pk, err);
 			st_edges_kick(x);
-			if (tick)
-				tick(ctx, (double)(i + 1) / (double)nparts);
+			if (!rc && tick && tick(ctx, (double)(i + 1) / (double)nparts) < 0)
+				rc = tc_err_set(err, -ECANCELED, ST_CANCELLED);
 		}
 		st_packer_free(&k);
 		free(pk.buf);

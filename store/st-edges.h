@@ -130,9 +130,10 @@ void st_edges_usage(const struct st_edges *x, uint64_t *kept, uint64_t *spilled)
  * st_edges_finish - sort what was collected and write the edge_blocks and
  * edge_labels rows.  @tick (may be NULL) gets @ctx and the share of the
  * partitions written: 0 before the first, when there are any, then after
- * each one.  Return: 0 or -errno with @err set.
+ * each one; a negative return stops the packing with -ECANCELED (an
+ * ingest cancelled).  Return: 0 or -errno with @err set.
  */
-int st_edges_finish(struct st_edges *x, void (*tick)(void *ctx, double frac), void *ctx,
+int st_edges_finish(struct st_edges *x, int (*tick)(void *ctx, double frac), void *ctx,
 		    struct tc_err *err);
 
 /** st_edges_free - release @x (NULL is a no-op); the spill file goes with it. */

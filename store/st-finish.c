@@ -475,9 +475,10 @@ st_fin_unit_level(struct st_fin *f, int unit)
 
 /*
  * @n more events merged by this part; the first part, on the writer's
- * thread, reports what both have merged.
+ * thread, reports what both have merged.  Return: 0, or -ECANCELED (with
+ * f->err set) once the ingest is cancelled, which both parts see.
  */
-static void
+static int
 st_fin_progress(struct st_fin *f, int64_t n)
 {
 	struct st_writer *w = f->w;
@@ -485,6 +486,9 @@ st_fin_progress(struct st_fin *f, int64_t n)
 
 	if (f->part == 0 && w->seq)
 		st_writer_progress(w, ST_PHASE_SORTING, (double)done / (double)w->seq);
+	if (atomic_load_explicit(&w->prog.cancelled, memory_order_relaxed))
+		return tc_err_set(f->err, -ECANCELED, ST_CANCELLED);
+	return 0;
 }
 
 /*
@@ -512,8 +516,10 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 		int depth = 0, kind;
 
 		if (++tick == ST_PROGRESS_EVENTS) {
-			st_fin_progress(f, tick);
+			rc = st_fin_progress(f, tick);
 			tick = 0;
+			if (rc < 0)
+				goto out;
 		}
 
 		/* runs are read front to back; args mostly in file order */
@@ -599,7 +605,8 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 	rc = st_fin_unit_end(f);
 	st_chunk_out_unlock(f->outp);
 out:
-	st_fin_progress(f, tick);
+	if (rc >= 0)
+		rc = st_fin_progress(f, tick);
 	st_keys_merge_free(&f->merge);
 	return rc;
 }
@@ -714,8 +721,9 @@ st_fin_events(struct st_fin *f)
 		rc = st_fin_part(f, 1, split, 0);
 		/* the second part may have more to do: go on reporting its count */
 		while (!st_fin_join(thr))
-			st_fin_progress(f, 0);
-		st_fin_progress(f, 0);	/* both parts' last counts */
+			st_fin_progress(f, 0);	/* a cancel reaches the second part this way */
+		if (!rc)
+			rc = st_fin_progress(f, 0);	/* both parts' last counts */
 		if (!rc && job.rc)
 			rc = tc_err_set(f->err, job.rc, "%s", gerr.msg);
 		w->stats.overlaps += g.overlaps;
@@ -861,10 +869,10 @@ out:
 }
 
 /* st_edges_finish()'s progress: the share of its partitions written. */
-static void
+static int
 st_fin_edges_tick(void *ctx, double frac)
 {
-	st_writer_progress(ctx, ST_PHASE_EDGES, frac);
+	return st_writer_progress(ctx, ST_PHASE_EDGES, frac);
 }
 
 int
@@ -974,11 +982,11 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	st_writer_set_meta(w, "schema_version", buf);
 	json = st_stats_to_json_text(&w->stats);
 	st_writer_set_meta(w, "stats", json);
+	st_writer_progress(w, ST_PHASE_COMMIT, 0);	/* a cancel sets w->failed */
 	if (w->failed) {
 		rc = tc_err_set(err, w->failed, "%s", w->ferr.msg);
 		goto out;
 	}
-	st_writer_progress(w, ST_PHASE_COMMIT, 0);
 	rc = st_exec(w->db, "COMMIT", err);
 	st_fin_time(&f, "commit");
 out:

@@ -396,7 +396,7 @@ struct st_prog {
 	int64_t last_ns;
 };
 
-static void
+static int
 st_library_phase(void *ctx, const struct st_progress *r)
 {
 	struct st_prog *p = ctx;
@@ -406,8 +406,7 @@ st_library_phase(void *ctx, const struct st_progress *r)
 		p->last_ns = now;
 		st_library_set_status(p->lib, p->id, "ingesting", r->frac, NULL);
 	}
-	if (p->fn)
-		p->fn(p->ctx, r);
+	return p->fn ? p->fn(p->ctx, r) : 0;
 }
 
 /* Open the writer of an ingest at @path, its progress going to @prog. */
@@ -536,7 +535,11 @@ st_library_ingest(struct st_library *lib, const char *id, st_phase_fn progress, 
 		goto out;
 	rc = st_lib_publish(lib, id, tmp, fmt, stats, err);
 out:
-	if (rc < 0 && err) {
+	if (rc == -ECANCELED) {
+		/* not the trace's fault: it is ingested again when asked
+		 * (a server ingests its queued traces when it starts) */
+		st_library_set_status(lib, id, "queued", 0, NULL);
+	} else if (rc < 0 && err) {
 		st_library_name_errors(lib, id, raw, err);
 		st_msg_no_space(lib, err, "its upload", 0, "for its trace store");
 		st_library_set_status(lib, id, "failed", 0, err->msg);

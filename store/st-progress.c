@@ -10,6 +10,7 @@
  * for 1.1 s (docs/benchmarks-deps.md); a fraction taken from the reader
  * alone sat at 100% for three quarters of the ingest.
  */
+#include <errno.h>
 #include "store/store-int.h"
 
 static const char *const st_phase_names[ST_PHASE_N] = {
@@ -71,30 +72,37 @@ st_progress_whole(const struct st_wprog *p, int phase, double f)
 	return 0.5 + 0.5 * (before + f * p->cost[phase]) / total;
 }
 
-void
+int
 st_writer_reading(void *w, double frac)
 {
-	st_writer_progress(w, ST_PHASE_READING, frac);
+	return st_writer_progress(w, ST_PHASE_READING, frac);
 }
 
-void
+int
 st_writer_progress(struct st_writer *w, int phase, double frac)
 {
 	struct st_wprog *p = &w->prog;
 	struct st_progress r;
 	int64_t now;
 
+	if (atomic_load_explicit(&p->cancelled, memory_order_relaxed))
+		return -ECANCELED;
 	if (!p->fn || phase < 0 || phase >= ST_PHASE_N)
-		return;
+		return 0;
 	frac = frac < 0 ? 0 : frac > 1 ? 1 : frac;
 	now = tc_mono_ns();
 	if (phase == p->phase && frac < 1 && now - p->last_ns < p->every_ns)
-		return;
+		return 0;
 	r.phase = phase;
 	r.phase_frac = frac;
 	r.frac = TC_MAX(p->frac, st_progress_whole(p, phase, frac));
 	p->phase = phase;
 	p->last_ns = now;
 	p->frac = r.frac;
-	p->fn(p->ctx, &r);
+	if (!p->fn(p->ctx, &r))
+		return 0;
+	atomic_store(&p->cancelled, true);
+	if (!w->failed)
+		w->failed = tc_err_set(&w->ferr, -ECANCELED, ST_CANCELLED);
+	return -ECANCELED;
 }

@@ -219,7 +219,9 @@ struct st_wprog {
 	double frac;		/* the last whole-ingest fraction reported */
 	double cost[ST_PHASE_N];	/* finish phases' shares of the second half */
 	_Atomic int64_t sorted;	/* events through the finish's merge */
+	atomic_bool cancelled;	/* the function asked to stop: both parts look */
 };
+
 
 struct st_writer {
 	sqlite3 *db;

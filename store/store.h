@@ -90,8 +90,12 @@ struct st_stats {
 
 struct st_writer;
 
-/** st_progress_fn - a reader's progress: @frac in [0,1] of its input consumed. */
-typedef void (*st_progress_fn)(void *ctx, double frac);
+/**
+ * st_progress_fn - a reader's progress: @frac in [0,1] of its input consumed.
+ * Return: 0 to go on, or -ECANCELED: the reader stops there and fails with
+ * "ingest cancelled".
+ */
+typedef int (*st_progress_fn)(void *ctx, double frac);
 
 /**
  * enum st_phase - what an ingest is busy with, in the order they come.
@@ -133,11 +137,14 @@ struct st_progress {
 /**
  * st_phase_fn - ingest progress, called on the ingesting thread at each
  * phase's start and at most every ST_PROGRESS_NS within one (NX_PROGRESS_MS=N
- * sets N ms instead; 0: every report); @p is only
- * valid during the call.
+ * sets N ms instead; 0: every report); @p is only valid during the call.
+ * Return: 0 to go on; anything else cancels the ingest, which then stops
+ * within one more report's worth of work and fails with -ECANCELED
+ * ("ingest cancelled"), its temporary store removed.
  */
-typedef void (*st_phase_fn)(void *ctx, const struct st_progress *p);
+typedef int (*st_phase_fn)(void *ctx, const struct st_progress *p);
 #define ST_PROGRESS_NS 100000000	/* 100 ms */
+#define ST_CANCELLED "ingest cancelled"	/* the message of a cancelled ingest */
 
 /**
  * st_writer_open - start a new per-trace database at @path (created; an
@@ -173,14 +180,16 @@ void st_writer_set_progress(struct st_writer *w, st_phase_fn fn, void *ctx);
  * the phase changes, when @frac is 1, or ST_PROGRESS_NS after the last
  * report.  The reader's share (ST_PHASE_READING) comes from its caller.
  * Only on the thread that owns @w.
+ * Return: 0, or -ECANCELED once the function has asked to cancel (then on
+ * every later call too; st_event_add() and st_writer_finish() fail).
  */
-void st_writer_progress(struct st_writer *w, int phase, double frac);
+int st_writer_progress(struct st_writer *w, int phase, double frac);
 
 /**
  * st_writer_reading - a reader's st_progress_fn for writer @w (given as the
  * reader's ctx): st_writer_progress(@w, ST_PHASE_READING, @frac).
  */
-void st_writer_reading(void *w, double frac);
+int st_writer_reading(void *w, double frac);
 
 /**
  * st_intern - the id of string @s (@len bytes, need not be NUL-terminated;

@@ -4,7 +4,8 @@
 # dependencies, edges, committing): `ingest --progress` off a terminal (a
 # line per phase), on one (a line rewritten in place, through script(1)),
 # none by default off a terminal; phases with nothing to do left out;
-# `convert`'s (the same, then exporting); and
+# `convert`'s (the same, then exporting); a DELETE and a SIGTERM that stop
+# an ingest in flight (the trace gone, or resumed at the next start); and
 # the server's live "progress" and "phase" while a synthetic engine trace
 # (tests/deps-gen) ingests, polled until it is ready.
 . "$NX_SRCDIR/tests/lib.sh"
@@ -116,6 +117,63 @@ sys.exit(not seen or any(p not in order for p in seen) or
 check "more than one phase seen while it ingested" test "$(echo $seen | wc -w)" -ge 2
 is "$(awk '$1 != "ingesting" && $3 != "None"' "$T/polls" | grep -c '')" 0 \
 	"a phase only while ingesting"
+
+# poll_until ID STATUS...: poll until the trace has one of the statuses (or
+# is gone: "gone"); prints it.  wait_ingesting ID: until it is ingesting.
+poll_until() {
+	"$PY" - "$URL/api/traces/$1" "$@" <<'EOF'
+import json, sys, time, urllib.error, urllib.request
+url, want = sys.argv[1], sys.argv[3:]
+end = time.time() + 120
+while time.time() < end:
+    try:
+        with urllib.request.urlopen(url) as r:
+            st = json.load(r)["status"]
+    except urllib.error.HTTPError as e:
+        st = "gone" if e.code == 404 else "http %d" % e.code
+    if st in want:
+        print(st)
+        sys.exit(0)
+    time.sleep(0.005)
+print("timeout")
+EOF
+}
+
+# DELETE while it ingests: the ingest stops, the trace and its files go
+"$GEN" -n 300000 -s 12 >"$T/other.json"
+code=$(curl -s -o "$T/up2.json" -w '%{http_code}' --data-binary "@$T/other.json" "$URL/upload?name=other")
+is "$code" 202 "another trace uploaded"
+ID2=$(jget "$T/up2.json" 'j["id"]')
+SHA2=$(jget "$T/up2.json" 'j["sha256"]')
+is "$(poll_until "$ID2" ingesting ready)" ingesting "it is being ingested"
+code=$(curl -s -o "$T/del.json" -w '%{http_code} %{time_total}' -X DELETE "$URL/api/traces/$ID2")
+echo "# DELETE while ingesting: $code s"
+is "${code% *}" 200 "DELETE while it ingests answers 200"
+is "$(jget "$T/del.json" 'j["deleted"]')" "$ID2" "and names the trace deleted"
+is "$(req GET "/api/traces/$ID2")" 404 "the trace is gone"
+check "its ingest was cancelled, not finished" grep -q "ingest $ID2 cancelled" "$T/srv.err"
+check "no temporary store left" test "$(ls "$T/srv/tmp" | wc -l)" -eq 0
+check "its raw file went with it" test ! -e "$T/srv/raw/$SHA2"
+check "its store is not there" test ! -e "$T/srv/traces/$ID2.db"
+is "$(req GET "/api/traces?q=big")" 200 "the library lists"
+is "$(jget "$T/body" '[t["status"] for t in j["traces"] if t["name"] == "big"]')" "['ready']" \
+	"the trace ingested before is still there and ready"
+
+# SIGTERM while it ingests: a prompt exit, the ingest resumes at the next start
+code=$(curl -s -o "$T/up3.json" -w '%{http_code}' --data-binary "@$T/other.json" "$URL/upload?name=again")
+is "$code" 202 "uploaded again"
+ID3=$(jget "$T/up3.json" 'j["id"]')
+is "$(poll_until "$ID3" ingesting ready)" ingesting "it is being ingested"
+srv_stop
+ok $? "SIGTERM while it ingests: exit 0"
+check "the ingest stopped rather than finished" grep -q "ingest $ID3 cancelled" "$T/srv.err"
+is "$("$PY" -c 'import sqlite3, sys
+print(*sqlite3.connect(sys.argv[1]).execute(
+    "SELECT status, progress, error FROM traces WHERE id = ?", (sys.argv[2],)).fetchone())' \
+	"$T/srv/catalog.db" "$ID3")" "queued 0.0 None" "its row is queued again, with no error"
+srv_start "$T/srv"
+ok $? "server starts again"
+is "$(poll_until "$ID3" ready failed)" ready "the stopped ingest resumes and completes"
 srv_stop
 ok $? "server stops"
 done_testing

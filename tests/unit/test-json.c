@@ -795,7 +795,7 @@ struct prog {
 	int backwards;
 };
 
-static void
+static int
 on_progress(void *ctx, double frac)
 {
 	struct prog *p = ctx;
@@ -804,6 +804,7 @@ on_progress(void *ctx, double frac)
 		p->backwards++;
 	p->last = frac;
 	p->calls++;
+	return 0;
 }
 
 static void

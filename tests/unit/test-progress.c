@@ -3,9 +3,11 @@
  * tests/unit/test-progress.c - st_writer_progress() on a real writer: the
  * whole-ingest fraction of each phase (reading is the first half, the
  * finish phases share the second by their work), that it never goes down,
- * the reports kept back within a phase (NX_PROGRESS_MS), and the names.
+ * the reports kept back within a phase (NX_PROGRESS_MS), a cancel asked
+ * by the function, and the names.
  * tests/deps/progress.sh runs whole ingests through the CLI and the server.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -14,10 +16,11 @@
 
 struct seen {
 	int n;
+	int cancel_at;		/* > 0: ask to cancel on that report */
 	struct st_progress v[16];
 };
 
-static void
+static int
 record(void *ctx, const struct st_progress *p)
 {
 	struct seen *s = ctx;
@@ -25,6 +28,7 @@ record(void *ctx, const struct st_progress *p)
 	if (s->n < 16)
 		s->v[s->n] = *p;
 	s->n++;
+	return s->n == s->cancel_at;
 }
 
 static bool
@@ -115,6 +119,26 @@ main(void)
 	st_writer_progress(w, ST_PHASE_DEPS, 0);
 	is_int(s.n, 3, "no function: no report");
 	st_writer_abort(w);
+
+	/* the function cancels on its second report */
+	setenv("NX_PROGRESS_MS", "0", 1);
+	s = (struct seen){ .cancel_at = 2 };
+	w = writer(dir, &s);
+	is_int(st_writer_progress(w, ST_PHASE_READING, 0.1), 0, "a report that goes on: 0");
+	is_int(st_writer_reading(w, 0.2), -ECANCELED, "the report that cancels: -ECANCELED");
+	is_int(st_writer_progress(w, ST_PHASE_SORTING, 0), -ECANCELED, "and every one after it");
+	is_int(s.n, 2, "without calling the function again");
+	{
+		struct st_event ev = { .unit = 1, .kind = ST_EV_SLICE, .ts = 1, .dur = 1 };
+		struct tc_err err = { 0 };
+		char *path = tc_xasprintf("%s/w.db", dir);
+
+		is_int(st_event_add(w, &ev), -ECANCELED, "events are refused");
+		is_int(st_writer_finish(w, NULL, &err), -ECANCELED, "finish fails");
+		is_str(err.msg, ST_CANCELLED, "saying the ingest was cancelled");
+		ok(access(path, F_OK) != 0, "and removes the file");
+		free(path);
+	}
 
 	is_str(st_phase_name(ST_PHASE_READING), "reading", "name of reading");
 	is_str(st_phase_name(ST_PHASE_DEPS), "dependencies", "name of the analysis");
