@@ -599,9 +599,9 @@ async function main() {
 		/* a synthetic engine trace with access sets (tests/deps-gen): long enough to be seen ingesting */
 		const gen = process.env.NX_DEPS_GEN;
 		assert(gen && fs.existsSync(gen), `tests/deps-gen built (NX_DEPS_GEN=${gen})`);
-		const file = path.join(process.env.NX_TMP || '/tmp', 'engine-400k.json');
+		const file = path.join(process.env.NX_TMP || '/tmp', 'engine-600k.json');
 		const fd = fs.openSync(file, 'w');
-		const r = spawnSync(gen, ['-n', '400000', '-s', '5'], { stdio: ['ignore', fd, 'inherit'] });
+		const r = spawnSync(gen, ['-n', '600000', '-s', '5'], { stdio: ['ignore', fd, 'inherit'] });
 		fs.closeSync(fd);
 		eq(r.status, 0, 'deps-gen wrote the trace');
 		await page.goto(URL0 + '/');
@@ -615,7 +615,7 @@ async function main() {
 				{ childList: true, subtree: true, characterData: true });
 		});
 		await uploadViaPage(file);
-		const t = await waitReady('engine-400k.json');
+		const t = await waitReady('engine-600k.json');
 		eq(t.status, 'ready', 'the engine trace is ingested');
 		const seen = await page.evaluate(() => [...window.nxStatuses]);
 		const phases = seen.map((x) => (/^ingesting \d+% · (\w+)$/.exec(x.replace(/\s+/g, ' ').trim()) || [])[1])
@@ -628,6 +628,32 @@ async function main() {
 		assert(pcts.every((x, i) => i === 0 || x >= pcts[i - 1]), 'the percentage never went down: ' + pcts);
 		/* the later steps take the newest ready run for theirs */
 		eq((await fetch(`${URL0}/api/traces/${t.id}`, { method: 'DELETE' })).status, 200, 'deleted again');
+		ctx.engine = file;
+	});
+
+	await step('Cancel on an ingesting run stops its ingest and removes it', async () => {
+		assert(ctx.engine, 'the engine trace from the step before');
+		const copy = path.join(process.env.NX_TMP || '/tmp', 'engine-cancel.json');
+		fs.copyFileSync(ctx.engine, copy);
+		await uploadViaPage(copy);
+		const row = page.locator('#lib-table tr', { hasText: 'engine-cancel.json' });
+		const btn = row.locator('button.danger.cancel');
+		await btn.waitFor({ timeout: 10000 });
+		eq(await btn.textContent(), 'Cancel', 'a busy run offers Cancel, not Delete');
+		const id = await row.getAttribute('data-id');
+		ctx.dialogs = [];
+		ctx.expectConfirm = true;
+		const [resp] = await Promise.all([
+			page.waitForResponse((r) => r.url().endsWith(`/api/traces/${id}`) && r.request().method() === 'DELETE'),
+			btn.click(),
+		]);
+		ctx.expectConfirm = false;
+		assert(/^Stop ingesting run "engine-cancel.json"/.test(ctx.dialogs[0] || ''), 'asked first: ' + ctx.dialogs);
+		eq(resp.status(), 200, 'the server deletes it');
+		await page.waitForFunction((x) => !document.querySelector(`#lib-table tr[data-id="${x}"]`), id);
+		eq((await fetch(`${URL0}/api/traces/${id}`)).status, 404, 'the run is gone');
+		ctx.dialogs = [];
+		await shot('18b-cancelled');
 	});
 
 	await step('a failed ingest shows its reason and a Retry button that ingests it again', async () => {

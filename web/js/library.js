@@ -164,7 +164,13 @@ export class Library {
 			status = el('span', { class: 'status ' + t.status }, t.status);
 		}
 		const tags = el('span', { class: 'tags' }, (t.tags || []).map((g) => el('span', { class: 'tag' }, g)));
-		const delBtn = el('button', { class: 'danger small', title: 'Delete this run', onclick: () => this.remove(t) }, 'Delete');
+		/* a run still queued or ingesting: the server stops its ingest, then deletes it */
+		const busy = t.status === 'queued' || t.status === 'ingesting';
+		const delBtn = el('button', {
+			class: 'danger small' + (busy ? ' cancel' : ''),
+			title: busy ? 'Stop its ingest and delete the upload' : 'Delete this run',
+			onclick: () => this.remove(t),
+		}, busy ? 'Cancel' : 'Delete');
 		const retryBtn = t.status === 'failed'
 			? el('button', { class: 'retry small', title: 'Ingest it again from the kept upload', onclick: () => this.retry(t) }, 'Retry')
 			: null;
@@ -195,7 +201,10 @@ export class Library {
 	}
 
 	async remove(t) {
-		if (!window.confirm(`Delete run "${t.name || t.id}"? This cannot be undone.`))
+		const busy = t.status === 'queued' || t.status === 'ingesting';
+		const ask = busy ? `Stop ingesting run "${t.name || t.id}" and delete it? This cannot be undone.`
+			: `Delete run "${t.name || t.id}"? This cannot be undone.`;
+		if (!window.confirm(ask))
 			return;
 		try {
 			await del(tracePath(t.id));
