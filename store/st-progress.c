@@ -69,6 +69,8 @@ st_progress_whole(const struct st_wprog *p, int phase, double f)
 		if (i < phase)
 			before += p->cost[i];
 	}
+	if (total <= 0)		/* no plan yet: st_writer_finish() makes one first */
+		return 0.5;
 	return 0.5 + 0.5 * (before + f * p->cost[phase]) / total;
 }
 

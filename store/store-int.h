@@ -207,9 +207,9 @@ struct st_redge {
 };
 
 /*
- * The progress of an ingest (st-progress.c).  @sorted is added to by both
- * finish parts (st-finish.c), hence atomic; the rest belongs to the
- * writer's thread.
+ * The progress of an ingest (st-progress.c).  @sorted and @cancelled are
+ * used by both finish parts (st-finish.c), hence atomic; the rest belongs
+ * to the writer's thread.
  */
 struct st_wprog {
 	st_phase_fn fn;
@@ -221,7 +221,6 @@ struct st_wprog {
 	_Atomic int64_t sorted;	/* events through the finish's merge */
 	atomic_bool cancelled;	/* the function asked to stop: both parts look */
 };
-
 
 struct st_writer {
 	sqlite3 *db;
