@@ -3,7 +3,8 @@
  * capture/cap-upload.c - upload a trace to a neuron-explorer server with
  * libcurl (POST URL/upload, multipart field "trace"), with retries and
  * backoff on connection errors and 503, and a progress bar on a terminal;
- * and `neuron-explorer upload`.
+ * and `neuron-explorer upload`, which with --wait follows the ingest
+ * through the API until the trace is ready or failed.
  */
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include <curl/curl.h>
 
 #include "capture/cap-int.h"
+#include "cli/cli-progress.h"
 #include "cli/cmds.h"
 
 static size_t
@@ -178,14 +180,113 @@ out:
 	return ret;
 }
 
+#define CAP_WAIT_POLL_MS 200	/* --wait: between two looks at the trace */
+#define CAP_WAIT_TRIES 5	/* --wait: failed looks in a row before giving up */
+
+/* GET @url into a JSON value (*@out, owned by the caller); the HTTP status, or -errno. */
+static long
+cap_get_json(const char *url, json_t **out, struct tc_err *err)
+{
+	CURL *h = curl_easy_init();
+	struct tc_buf body;
+	char errbuf[CURL_ERROR_SIZE] = "";
+	long code = 0;
+	CURLcode rc;
+
+	*out = NULL;
+	if (!h)
+		return tc_err_set(err, -ENOMEM, "curl_easy_init failed");
+	tc_buf_init(&body);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cap_up_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "neuron-explorer/" PACKAGE_VERSION);
+	rc = curl_easy_perform(h);
+	if (rc != CURLE_OK) {
+		code = tc_err_set(err, -ECONNREFUSED, "%s: %s", url,
+				  errbuf[0] ? errbuf : curl_easy_strerror(rc));
+	} else {
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+		*out = json_loadb(body.data ? body.data : "", body.len, 0, NULL);
+	}
+	curl_easy_cleanup(h);
+	tc_buf_free(&body);
+	return code;
+}
+
+/*
+ * Follow trace @id on the server at @base until it is ready (0, the TRACE
+ * object in *@trace) or failed (-EPROTO, its error in @err), showing its
+ * phase as @g says.  A trace deleted meanwhile, or a server that cannot be
+ * reached CAP_WAIT_TRIES times in a row, is an error too.
+ */
+static int
+cap_wait_ready(const char *base, const char *id, struct cli_progress *g, json_t **trace,
+	       struct tc_err *err)
+{
+	char *url = tc_xasprintf("%s/api/traces/%s", base, id);
+	int misses = 0, ret;
+
+	*trace = NULL;
+	for (;;) {
+		json_t *t = NULL;
+		long code = cap_get_json(url, &t, err);
+		const char *st = json_string_value(json_object_get(t, "status"));
+		const char *phase = json_string_value(json_object_get(t, "phase"));
+
+		if (code == 404) {
+			json_decref(t);
+			ret = tc_err_set(err, -ENOENT, "trace %s was deleted before its ingest ended",
+					 id);
+			break;
+		}
+		if (code < 200 || code >= 300 || !st) {
+			json_decref(t);
+			if (code >= 0)
+				tc_err_set(err, -EPROTO, "%s: HTTP %ld", url, code);
+			if (++misses >= CAP_WAIT_TRIES) {
+				ret = -EPROTO;
+				break;
+			}
+		} else if (!strcmp(st, "ready")) {
+			*trace = t;
+			ret = 0;
+			break;
+		} else if (!strcmp(st, "failed")) {
+			const char *e = json_string_value(json_object_get(t, "error"));
+
+			ret = tc_err_set(err, -EPROTO, "the server could not ingest it: %s",
+					 e ? e : "no reason given");
+			json_decref(t);
+			break;
+		} else {
+			misses = 0;
+			cli_progress_named(g, phase ? phase : st,
+					   json_real_value(json_object_get(t, "progress")));
+			json_decref(t);
+		}
+		cap_sleep_ms(CAP_WAIT_POLL_MS);
+	}
+	cli_progress_end(g);
+	free(url);
+	return ret;
+}
+
 static void
 cap_upload_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: neuron-explorer upload FILE URL [--token T | --token-file F] [--name N]\n"
-		"                              [--tags a,b] [--retries N] [-q]\n"
+		"                              [--tags a,b] [--retries N] [--wait] [-q]\n"
 		"POST FILE to URL/upload (multipart field \"trace\").  Prints the trace id and\n"
-		"its URL; on an HTTP error prints the server's answer and exits 1.\n");
+		"its URL; on an HTTP error prints the server's answer and exits 1.  --wait\n"
+		"follows the ingest until the trace is ready (its phase on stderr: a line\n"
+		"rewritten on a terminal, a line per phase elsewhere; none with -q) and exits 1\n"
+		"when the server could not ingest it, saying why.\n");
 }
 
 int
@@ -194,8 +295,10 @@ cmd_upload(int argc, char **argv)
 	struct cap_upload_opts o = { 0 };
 	struct tc_err err = { 0 };
 	const char *file = NULL, *url = NULL, *token_file = NULL, *id, *u;
+	int ul;
 	char *token = NULL;
 	json_t *resp = NULL;
+	bool wait = false;
 	uint64_t n;
 	int i, ret = 2;
 
@@ -218,6 +321,8 @@ cmd_upload(int argc, char **argv)
 			o.retries = (int)n;
 		} else if (!strcmp(argv[i], "-q")) {
 			o.quiet = true;
+		} else if (!strcmp(argv[i], "--wait")) {
+			wait = true;
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			cap_upload_usage(stdout);
 			ret = 0;
@@ -261,13 +366,35 @@ cmd_upload(int argc, char **argv)
 	id = json_string_value(json_object_get(resp, "id"));
 	u = json_string_value(json_object_get(resp, "url"));
 	printf("%s\n", id ? id : "");
-	if (!o.quiet) {
-		int ul = (int)(strlen(url) - (url[strlen(url) - 1] == '/'));
+	fflush(stdout);
+	ul = (int)(strlen(url) - (url[strlen(url) - 1] == '/'));
+	if (!o.quiet)
+		fprintf(stderr, "neuron-explorer: uploaded %s: %.*s%s\n", file, ul, url, u ? u : "");
+	if (wait && id) {
+		struct cli_progress g;
+		char *base = tc_xasprintf("%.*s", ul, url);
+		json_t *t = NULL;
 
-		fprintf(stderr, "neuron-explorer: uploaded %s: %.*s%s\n"
-			"neuron-explorer: view it at %.*s/#trace=%s\n", file, ul, url, u ? u : "",
-			ul, url, id ? id : "");
+		cli_progress_init(&g, file, o.quiet ? 0 : 1);
+		ret = cap_wait_ready(base, id, &g, &t, &err);
+		free(base);
+		if (ret < 0) {
+			fprintf(stderr, "neuron-explorer upload: %s\n", err.msg);
+			ret = 1;
+			goto out;
+		}
+		if (!o.quiet)
+			fprintf(stderr, "neuron-explorer: ready: %" JSON_INTEGER_FORMAT " slices, %"
+				JSON_INTEGER_FORMAT " units, %" JSON_INTEGER_FORMAT " flow edges\n",
+				json_integer_value(json_object_get(t, "slices")),
+				json_integer_value(json_object_get(t, "units")),
+				json_integer_value(json_object_get(json_object_get(t, "flows"),
+								   "flow")));
+		json_decref(t);
 	}
+	if (!o.quiet)
+		fprintf(stderr, "neuron-explorer: view it at %.*s/#trace=%s\n", ul, url,
+			id ? id : "");
 	ret = 0;
 out:
 	json_decref(resp);

@@ -1,32 +1,38 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli/cli-progress.c - an ingest's progress on stderr for the commands that
- * load traces (ingest, convert): on a terminal one line, rewritten in place
- * and erased at the end; elsewhere, when asked, a line per phase.
+ * load traces or wait for a server to (ingest, convert, upload --wait): on a
+ * terminal one line, rewritten in place and erased at the end; elsewhere,
+ * when asked, a line per phase.
  */
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include "cli/cli-progress.h"
 
 void
 cli_progress_init(struct cli_progress *g, const char *label, int mode)
 {
+	memset(g, 0, sizeof(*g));
 	g->label = label;
 	g->tty = isatty(STDERR_FILENO);
 	g->on = mode < 0 ? g->tty : mode;
-	g->phase = -1;
 	g->pct = -1;
-	g->shown = false;
 }
 
-/* Show @phase (a name) at @pct percent, as the mode wants it. */
-static void
-cli_progress_show(struct cli_progress *g, const char *phase, int pct, bool changed)
+void
+cli_progress_named(struct cli_progress *g, const char *phase, double frac)
 {
+	int pct = (int)((frac < 0 ? 0 : frac > 1 ? 1 : frac) * 100);
+	bool changed = strncmp(phase, g->phase, sizeof(g->phase) - 1) != 0;
+
+	if (!g->on)
+		return;
 	if (g->tty && (changed || pct != g->pct))
 		fprintf(stderr, "\r%s: %3d%% %-12s", g->label, pct, phase);
 	else if (!g->tty && changed)
 		fprintf(stderr, "%s: %s (%d%%)\n", g->label, phase, pct);
+	snprintf(g->phase, sizeof(g->phase), "%s", phase);
 	g->pct = pct;
 	g->shown = true;
 }
@@ -34,22 +40,14 @@ cli_progress_show(struct cli_progress *g, const char *phase, int pct, bool chang
 int
 cli_progress(void *ctx, const struct st_progress *p)
 {
-	struct cli_progress *g = ctx;
-
-	if (!g->on)
-		return 0;
-	cli_progress_show(g, st_phase_name(p->phase), (int)(p->frac * 100), p->phase != g->phase);
-	g->phase = p->phase;
+	cli_progress_named(ctx, st_phase_name(p->phase), p->frac);
 	return 0;
 }
 
 void
 cli_progress_step(struct cli_progress *g, const char *what)
 {
-	if (!g->on)
-		return;
-	cli_progress_show(g, what, 100, true);
-	g->phase = ST_PHASE_N;	/* past the ingest's own */
+	cli_progress_named(g, what, 1);
 }
 
 void

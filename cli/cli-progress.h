@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli/cli-progress.h - an ingest's progress on stderr (cli/cli-progress.c),
- * for the --progress / --no-progress of ingest and convert.
+ * for the --progress / --no-progress of ingest and convert, and for
+ * upload --wait (the server's phases).
  */
 #ifndef CLI_CLI_PROGRESS_H
 #define CLI_CLI_PROGRESS_H
@@ -17,7 +18,8 @@
 struct cli_progress {
 	const char *label;
 	bool tty, on, shown;
-	int phase, pct;
+	char phase[24];
+	int pct;
 };
 
 /**
@@ -25,6 +27,12 @@ struct cli_progress {
  * (--no-progress) or -1 (on when stderr is a terminal).
  */
 void cli_progress_init(struct cli_progress *g, const char *label, int mode);
+
+/**
+ * cli_progress_named - show phase @phase (a name, copied) at @frac (0 to 1):
+ * on a terminal when either changed, elsewhere when the phase did.
+ */
+void cli_progress_named(struct cli_progress *g, const char *phase, double frac);
 
 /** cli_progress - a st_phase_fn (never cancels): @ctx is the struct cli_progress. */
 int cli_progress(void *ctx, const struct st_progress *p);

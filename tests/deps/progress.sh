@@ -4,7 +4,8 @@
 # dependencies, edges, committing): `ingest --progress` off a terminal (a
 # line per phase), on one (a line rewritten in place, through script(1)),
 # none by default off a terminal; phases with nothing to do left out;
-# `convert`'s (the same, then exporting); a DELETE and a SIGTERM that stop
+# `convert`'s (the same, then exporting); `upload --wait` following the
+# server's phases until ready (or failed: exit 1); a DELETE and a SIGTERM that stop
 # an ingest in flight (the trace gone, or resumed at the next start); and
 # the server's live "progress" and "phase" while a synthetic engine trace
 # (tests/deps-gen) ingests, polled until it is ready.
@@ -117,6 +118,22 @@ sys.exit(not seen or any(p not in order for p in seen) or
 check "more than one phase seen while it ingested" test "$(echo $seen | wc -w)" -ge 2
 is "$(awk '$1 != "ingesting" && $3 != "None"' "$T/polls" | grep -c '')" 0 \
 	"a phase only while ingesting"
+
+# upload --wait: the server's phases on stderr until ready; a failed ingest exits 1
+"$NX" upload "$T/big.json" "$URL" --name waited --wait >"$T/w.out" 2>"$T/w.err"
+ok $? "upload --wait exits 0 once the trace is ready"
+is "$(grep -c '' "$T/w.out")" 1 "stdout: the trace id alone"
+check "stderr follows its phases" grep -q "^$T/big.json: [a-z]* ([0-9]*%)\$" "$T/w.err"
+check "and says it is ready, with its counts" grep -q "ready: 300000 slices, 6 units" "$T/w.err"
+is "$(req GET "/api/traces/$(cat "$T/w.out")")" 200 "the id printed is the trace's"
+is "$(jget "$T/body" 'j["status"], j["name"]')" "ready waited" "ready under its name"
+"$NX" upload "$NX_SRCDIR/tests/data/json/truncated.json" "$URL" --wait >/dev/null 2>"$T/w2.err"
+is $? 1 "upload --wait of a trace the server cannot ingest exits 1"
+check "saying why, in the server's words" grep -q "could not ingest it: .*truncated JSON" "$T/w2.err"
+"$NX" upload "$T/small.json" "$URL" --wait -q >"$T/w3.out" 2>"$T/w3.err"
+ok $? "upload --wait -q"
+is "$(wc -c <"$T/w3.err" | tr -d ' ')" 0 "-q: nothing on stderr"
+is "$(grep -c '' "$T/w3.out")" 1 "-q: the id on stdout"
 
 # poll_until ID STATUS...: poll until the trace has one of the statuses (or
 # is gone: "gone"); prints it.  wait_ingesting ID: until it is ingesting.
