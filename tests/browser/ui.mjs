@@ -631,10 +631,38 @@ async function main() {
 		ctx.engine = file;
 	});
 
+	await step('a run opened before its ingest ends says how far it is, then opens', async () => {
+		assert(ctx.engine, 'the engine trace from the step before');
+		const copy = path.join(process.env.NX_TMP || '/tmp', 'engine-open.json');
+		fs.copyFileSync(ctx.engine, copy);
+		await page.goto(URL0 + '/');
+		await page.waitForSelector('#library:not([hidden])');
+		await uploadViaPage(copy);
+		const item = page.locator('.upload-item', { hasText: 'engine-open.json' });
+		const id = (/accepted as ([0-9a-f]{16})/.exec(await item.textContent()) || [])[1];
+		assert(id, 'the upload answered an id: ' + await item.textContent());
+		try {
+			await page.goto(`${URL0}/#trace=${id}`);
+			const msg = await page.waitForSelector('#tl-details .error', { timeout: 10000 });
+			const text = await msg.textContent();
+			assert(/is (queued|ingesting)( · [a-z]+)? \d+%; it opens when it is ready/.test(text), 'says how far: ' + text);
+			await page.waitForFunction(() => /^6 units/.test(document.getElementById('status-line').textContent),
+				null, { timeout: 60000 });
+			eq(await page.locator('#tl-details').isVisible(), false, 'the message went once it opened');
+			await waitState(() => window.__nx.state.ready);
+			eq((await state()).units.length, 6, 'its six units are drawn');
+			await shot('18c-opened-when-ready');
+		} finally {	/* the later steps take the newest ready run for theirs */
+			await fetch(`${URL0}/api/traces/${id}`, { method: 'DELETE' });
+		}
+	});
+
 	await step('Cancel on an ingesting run stops its ingest and removes it', async () => {
 		assert(ctx.engine, 'the engine trace from the step before');
 		const copy = path.join(process.env.NX_TMP || '/tmp', 'engine-cancel.json');
 		fs.copyFileSync(ctx.engine, copy);
+		await page.goto(URL0 + '/');
+		await page.waitForSelector('#library:not([hidden])');
 		await uploadViaPage(copy);
 		const row = page.locator('#lib-table tr', { hasText: 'engine-cancel.json' });
 		const btn = row.locator('button.danger.cancel');

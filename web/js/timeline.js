@@ -100,16 +100,37 @@ export class Timeline {
 				this.select(want.sel);
 			return;
 		}
+		const waited = this.waitingFor === id;	/* looking again: the message stays meanwhile */
+		this.waitingFor = null;
+		clearTimeout(this.waitTimer);
 		this.inflight?.ac.abort();
 		this.reset();
 		setTimeBase(null);	/* getTrace() sets the new one */
 		this.traceId = id;
 		this.loadedAt = performance.now();
-		this.hidePanels();
-		document.getElementById('crumb').textContent = ' / ' + id;
-		document.getElementById('status-line').textContent = 'loading…';
+		if (!waited) {
+			this.hidePanels();
+			document.getElementById('crumb').textContent = ' / ' + id;
+			document.getElementById('status-line').textContent = 'loading…';
+		}
 		try {
-			const [t, u] = await Promise.all([getTrace(tracePath(id)), getJSON(tracePath(id) + '/units')]);
+			const t = await getTrace(tracePath(id));
+			if (this.traceId !== id)
+				return;
+			if (t.status === 'queued' || t.status === 'ingesting') {
+				/* a link followed before the ingest ended: say how far it is, open it when ready */
+				const pct = Math.round((t.progress || 0) * 100);
+				document.getElementById('status-line').textContent = '';
+				this.showMessage(`${t.name || id} is ${t.status}${t.phase ? ' · ' + t.phase : ''} ${pct}%; it opens when it is ready.`);
+				this.waitingFor = id;
+				this.waitTimer = setTimeout(() => {
+					if (this.traceId === id && !this.trace)
+						this.show(id, params);
+				}, 700);
+				return;
+			}
+			this.hidePanels();	/* a waiting message goes */
+			const u = await getJSON(tracePath(id) + '/units');
 			if (this.traceId !== id)
 				return;
 			this.base = timeBaseText();
@@ -146,6 +167,8 @@ export class Timeline {
 	}
 
 	hide() {
+		clearTimeout(this.waitTimer);
+		this.waitingFor = null;
 		this.inflight?.ac.abort();
 		this.inflight = null;
 		this.keys.clear();
