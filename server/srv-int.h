@@ -64,7 +64,7 @@ struct srv_metrics {
 	atomic_uint_fast64_t lat[SRV_R_NROUTES][SRV_LAT_NBUCKETS + 1];
 	atomic_uint_fast64_t lat_sum_us[SRV_R_NROUTES];
 	atomic_uint_fast64_t uploads, upload_bytes, upload_rejected;
-	atomic_uint_fast64_t ingests_ok, ingests_failed, ingest_bytes;
+	atomic_uint_fast64_t ingests_ok, ingests_failed, ingests_cancelled, ingest_bytes;
 };
 
 /* srv-cache.c: encoded answers of ready traces (immutable), LRU by bytes */

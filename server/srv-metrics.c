@@ -92,6 +92,8 @@ srv_metrics_reply(struct srv_req *r)
 		atomic_load(&m->upload_rejected));
 	COUNTER("nx_ingests_total", "Ingests that finished ready.", atomic_load(&m->ingests_ok));
 	COUNTER("nx_ingest_errors_total", "Ingests that failed.", atomic_load(&m->ingests_failed));
+	COUNTER("nx_ingests_cancelled_total", "Ingests stopped by a delete or the server stopping.",
+		atomic_load(&m->ingests_cancelled));
 	COUNTER("nx_ingest_bytes_total", "Raw bytes ingested.", atomic_load(&m->ingest_bytes));
 	COUNTER("nx_answer_cache_hits_total", "Timeline answers served from the cache.",
 		atomic_load(&s->cache.hits));

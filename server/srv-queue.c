@@ -239,6 +239,7 @@ worker_main(void *arg)
 		rc = st_library_ingest(w->lib, id, worker_progress, w, NULL, &err);
 		if (rc == -ECANCELED) {
 			/* asked for; the row is queued again for the next start */
+			atomic_fetch_add(&s->m.ingests_cancelled, 1);
 			fprintf(stderr, "neuron-explorer: ingest %s cancelled\n", id);
 		} else if (rc < 0) {
 			atomic_fetch_add(&s->m.ingests_failed, 1);
@@ -246,7 +247,8 @@ worker_main(void *arg)
 		} else {
 			atomic_fetch_add(&s->m.ingests_ok, 1);
 		}
-		atomic_fetch_add(&s->m.ingest_bytes, (uint64_t)raw_size(w, id));
+		if (rc != -ECANCELED)
+			atomic_fetch_add(&s->m.ingest_bytes, (uint64_t)raw_size(w, id));
 		/*
 		 * The ingest freed its staging (edge pages, runs, chunks), but
 		 * glibc keeps freed heap memory in this thread's arena: an idle

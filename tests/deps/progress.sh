@@ -169,6 +169,9 @@ is "${code% *}" 200 "DELETE while it ingests answers 200"
 is "$(jget "$T/del.json" 'j["deleted"]')" "$ID2" "and names the trace deleted"
 is "$(req GET "/api/traces/$ID2")" 404 "the trace is gone"
 check "its ingest was cancelled, not finished" grep -q "ingest $ID2 cancelled" "$T/srv.err"
+is "$(req GET /metrics)" 200 "metrics answer"
+check "counted as cancelled, not as an error" sh -c \
+	"grep -q '^nx_ingests_cancelled_total 1\$' '$T/body' && grep -q '^nx_ingest_errors_total 1\$' '$T/body'"
 check "no temporary store left" test "$(ls "$T/srv/tmp" | wc -l)" -eq 0
 check "its raw file went with it" test ! -e "$T/srv/raw/$SHA2"
 check "its store is not there" test ! -e "$T/srv/traces/$ID2.db"
