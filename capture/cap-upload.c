@@ -26,6 +26,18 @@ cap_up_body(char *p, size_t size, size_t n, void *ctx)
 	return size * n;
 }
 
+/* What every request of ours sets on @h: the body into @body, errors into @errbuf. */
+static void
+cap_curl_setup(CURL *h, struct tc_buf *body, char *errbuf)
+{
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cap_up_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_USERAGENT, "neuron-explorer/" PACKAGE_VERSION);
+}
+
 static int
 cap_up_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 		curl_off_t ulnow)
@@ -117,12 +129,7 @@ cap_upload(const char *path, const char *url, const struct cap_upload_opts *o, j
 		curl_easy_setopt(h, CURLOPT_URL, full);
 		curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
 		curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-		curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cap_up_body);
-		curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
-		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-		curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
-		curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(h, CURLOPT_USERAGENT, "neuron-explorer/" PACKAGE_VERSION);
+		cap_curl_setup(h, &body, errbuf);
 		if (o->progress) {
 			curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 			curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, cap_up_progress);
@@ -198,13 +205,8 @@ cap_get_json(const char *url, json_t **out, struct tc_err *err)
 		return tc_err_set(err, -ENOMEM, "curl_easy_init failed");
 	tc_buf_init(&body);
 	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, cap_up_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_USERAGENT, "neuron-explorer/" PACKAGE_VERSION);
+	cap_curl_setup(h, &body, errbuf);
 	rc = curl_easy_perform(h);
 	if (rc != CURLE_OK) {
 		code = tc_err_set(err, -ECONNREFUSED, "%s: %s", url,

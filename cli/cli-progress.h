@@ -22,6 +22,10 @@ struct cli_progress {
 	int pct;
 };
 
+/* The --progress and --no-progress entries of a getopt_long() table: 'p' and 'P'. */
+#define CLI_PROGRESS_OPTIONS \
+	{ "progress", no_argument, NULL, 'p' }, { "no-progress", no_argument, NULL, 'P' }
+
 /**
  * cli_progress_init - for the file @label: @mode 1 (--progress), 0
  * (--no-progress) or -1 (on when stderr is a terminal).

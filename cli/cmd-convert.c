@@ -284,8 +284,7 @@ cmd_convert(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "to", required_argument, NULL, 't' },
-		{ "progress", no_argument, NULL, 'p' },
-		{ "no-progress", no_argument, NULL, 'P' },
+		CLI_PROGRESS_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -300,10 +299,8 @@ cmd_convert(int argc, char **argv)
 			to = optarg;
 			break;
 		case 'p':
-			progress = 1;
-			break;
 		case 'P':
-			progress = 0;
+			progress = c == 'p';
 			break;
 		case 'h':
 			convert_usage(stdout);

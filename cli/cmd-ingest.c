@@ -84,8 +84,7 @@ cmd_ingest(int argc, char **argv)
 		{ "name", required_argument, NULL, 'n' },
 		{ "tags", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
-		{ "progress", no_argument, NULL, 'p' },
-		{ "no-progress", no_argument, NULL, 'P' },
+		CLI_PROGRESS_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -111,10 +110,8 @@ cmd_ingest(int argc, char **argv)
 			as_json = true;
 			break;
 		case 'p':
-			progress = 1;
-			break;
 		case 'P':
-			progress = 0;
+			progress = c == 'p';
 			break;
 		case 'h':
 			ingest_usage(stdout);

@@ -631,13 +631,18 @@ async function main() {
 		ctx.engine = file;
 	});
 
-	await step('a run opened before its ingest ends says how far it is, then opens', async () => {
+	/* From the library page, upload a copy of the engine trace under NAME (not waiting for it). */
+	const uploadEngineCopy = async (name) => {
 		assert(ctx.engine, 'the engine trace from the step before');
-		const copy = path.join(process.env.NX_TMP || '/tmp', 'engine-open.json');
+		const copy = path.join(process.env.NX_TMP || '/tmp', name);
 		fs.copyFileSync(ctx.engine, copy);
 		await page.goto(URL0 + '/');
 		await page.waitForSelector('#library:not([hidden])');
 		await uploadViaPage(copy);
+	};
+
+	await step('a run opened before its ingest ends says how far it is, then opens', async () => {
+		await uploadEngineCopy('engine-open.json');
 		const item = page.locator('.upload-item', { hasText: 'engine-open.json' });
 		const id = (/accepted as ([0-9a-f]{16})/.exec(await item.textContent()) || [])[1];
 		assert(id, 'the upload answered an id: ' + await item.textContent());
@@ -658,12 +663,7 @@ async function main() {
 	});
 
 	await step('Cancel on an ingesting run stops its ingest and removes it', async () => {
-		assert(ctx.engine, 'the engine trace from the step before');
-		const copy = path.join(process.env.NX_TMP || '/tmp', 'engine-cancel.json');
-		fs.copyFileSync(ctx.engine, copy);
-		await page.goto(URL0 + '/');
-		await page.waitForSelector('#library:not([hidden])');
-		await uploadViaPage(copy);
+		await uploadEngineCopy('engine-cancel.json');
 		const row = page.locator('#lib-table tr', { hasText: 'engine-cancel.json' });
 		const btn = row.locator('button.danger.cancel');
 		await btn.waitFor({ timeout: 10000 });
