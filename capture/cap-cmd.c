@@ -45,7 +45,7 @@ cap_usage(FILE *f)
 {
 	fprintf(f,
 		"usage: neuron-explorer capture [--env FILE]... [--set KEY=VALUE]... [--upload URL]\n"
-		"                               [-o run.ntff] [-q] -- CMD [ARGS...]\n"
+		"                               [--wait] [-o run.ntff] [-q] -- CMD [ARGS...]\n"
 		"Run CMD with the capture layers of the NX_* config and write one run.ntff.\n"
 		"Exit status: CMD's own (128+N when killed by signal N); `neuron-explorer env`\n"
 		"shows what would be set.\n");
@@ -446,6 +446,12 @@ cap_do_upload(struct cap_run *r, const char *out)
 		fprintf(stderr, "neuron-explorer: uploaded %s as %s: %.*s%s\n"
 			"neuron-explorer: view it at %.*s/#trace=%s\n", out, id ? id : "?", ul, url,
 			u ? u : "", ul, url, id ? id : "");
+		if (id && cap_get_bool(r->cfg, "NX_UPLOAD_WAIT")) {
+			ret = cap_upload_wait(url, id, out, r->quiet, &err);
+			if (ret)
+				fprintf(stderr, "neuron-explorer capture: upload to %s: %s\n", url,
+					err.msg);
+		}
 	}
 	json_decref(resp);
 	free(token);
@@ -480,6 +486,8 @@ cmd_capture(int argc, char **argv)
 			sets[nsets++] = argv[++i];
 		} else if (!strcmp(argv[i], "--upload") && i + 1 < argc) {
 			sets[nsets++] = setbuf[0] = tc_xasprintf("NX_UPLOAD=%s", argv[++i]);
+		} else if (!strcmp(argv[i], "--wait")) {
+			sets[nsets++] = "NX_UPLOAD_WAIT=1";
 		} else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
 			sets[nsets++] = setbuf[1] = tc_xasprintf("NX_OUTPUT=%s", argv[++i]);
 		} else if (!strcmp(argv[i], "-q")) {

@@ -188,6 +188,18 @@ struct cap_upload_opts {
 int cap_upload(const char *path, const char *url, const struct cap_upload_opts *o,
 	       json_t **resp, struct tc_err *err);
 
+/**
+ * cap_upload_wait - follow trace @id on the server at @url (its base, a
+ * trailing '/' allowed) until it is ready: its phase on stderr labelled
+ * @label (a line rewritten on a terminal, a line per phase elsewhere), then
+ * "ready: N slices, N units, N flow edges"; nothing when @quiet.
+ * Return: 0 once ready; -EPROTO when the server could not ingest it (its
+ * reason in @err), -ENOENT when it was deleted meanwhile, or -errno when
+ * the server did not answer five times in a row.
+ */
+int cap_upload_wait(const char *url, const char *id, const char *label, bool quiet,
+		    struct tc_err *err);
+
 /** cap_read_token_file - first line of @path, trimmed; malloc'd or NULL with @err. */
 char *cap_read_token_file(const char *path, struct tc_err *err);
 

@@ -278,6 +278,29 @@ cap_wait_ready(const char *base, const char *id, struct cli_progress *g, json_t 
 	return ret;
 }
 
+int
+cap_upload_wait(const char *url, const char *id, const char *label, bool quiet,
+		struct tc_err *err)
+{
+	int ul = (int)(strlen(url) - (*url && url[strlen(url) - 1] == '/'));
+	char *base = tc_xasprintf("%.*s", ul, url);
+	struct cli_progress g;
+	json_t *t = NULL;
+	int ret;
+
+	cli_progress_init(&g, label, quiet ? 0 : 1);
+	ret = cap_wait_ready(base, id, &g, &t, err);
+	if (!ret && !quiet)
+		fprintf(stderr, "neuron-explorer: ready: %" JSON_INTEGER_FORMAT " slices, %"
+			JSON_INTEGER_FORMAT " units, %" JSON_INTEGER_FORMAT " flow edges\n",
+			json_integer_value(json_object_get(t, "slices")),
+			json_integer_value(json_object_get(t, "units")),
+			json_integer_value(json_object_get(json_object_get(t, "flows"), "flow")));
+	json_decref(t);
+	free(base);
+	return ret;
+}
+
 static void
 cap_upload_usage(FILE *f)
 {
@@ -372,27 +395,10 @@ cmd_upload(int argc, char **argv)
 	ul = (int)(strlen(url) - (url[strlen(url) - 1] == '/'));
 	if (!o.quiet)
 		fprintf(stderr, "neuron-explorer: uploaded %s: %.*s%s\n", file, ul, url, u ? u : "");
-	if (wait && id) {
-		struct cli_progress g;
-		char *base = tc_xasprintf("%.*s", ul, url);
-		json_t *t = NULL;
-
-		cli_progress_init(&g, file, o.quiet ? 0 : 1);
-		ret = cap_wait_ready(base, id, &g, &t, &err);
-		free(base);
-		if (ret < 0) {
-			fprintf(stderr, "neuron-explorer upload: %s\n", err.msg);
-			ret = 1;
-			goto out;
-		}
-		if (!o.quiet)
-			fprintf(stderr, "neuron-explorer: ready: %" JSON_INTEGER_FORMAT " slices, %"
-				JSON_INTEGER_FORMAT " units, %" JSON_INTEGER_FORMAT " flow edges\n",
-				json_integer_value(json_object_get(t, "slices")),
-				json_integer_value(json_object_get(t, "units")),
-				json_integer_value(json_object_get(json_object_get(t, "flows"),
-								   "flow")));
-		json_decref(t);
+	if (wait && id && cap_upload_wait(url, id, file, o.quiet, &err) < 0) {
+		fprintf(stderr, "neuron-explorer upload: %s\n", err.msg);
+		ret = 1;
+		goto out;
 	}
 	if (!o.quiet)
 		fprintf(stderr, "neuron-explorer: view it at %.*s/#trace=%s\n", ul, url,

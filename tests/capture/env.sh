@@ -15,7 +15,7 @@ lay() { jget "$T/e.json" "sorted(j['variables'].get('$1', {}))"; }
 # Defaults: every key has a value from env/defaults.env.
 envj
 ok $? "env --json runs"
-is "$(jget "$T/e.json" "len(j['config'])")" "27" "27 keys"
+is "$(jget "$T/e.json" "len(j['config'])")" "28" "28 keys"
 is "$(jget "$T/e.json" "all(v['source']=='default' for v in j['config'].values())")" "True" \
 	"all from defaults"
 is "$(jget "$T/e.json" "j['config']['NX_OUTPUT']['where'].endswith('env/defaults.env:12')")" \

@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # tests/capture/upload.sh - `upload` and `capture --upload` against a real
-# server on 127.0.0.1 port 0: read back through the API, the server's error
-# shown verbatim, retries until the server comes up.
+# server on 127.0.0.1 port 0: read back through the API, `capture --wait`
+# returning once the run is ready, the server's error shown verbatim,
+# retries until the server comes up.
 . "${NX_SRCDIR:-$(dirname "$0")/../..}/tests/lib.sh"
 PY=/usr/bin/python3
 command -v curl >/dev/null || skip_all "no curl"
@@ -51,6 +52,16 @@ is "$(jget "$T/tr.json" "j['slices'] > 100")" "True" "framework events on the se
 curl -s "$U/api/traces/$id/raw" >"$T/raw"
 cmp -s "$T/raw" "$T/run.ntff"
 ok $? "raw bytes read back equal run.ntff"
+
+# capture --upload --wait: capture returns once the server has ingested the run
+"$NX" capture --set NX_CAPTURE_DIR="$T/cw" --set NX_RUN_NAME=waited --upload "$U" --wait \
+	-o "$T/runw.ntff" -- "$PY" "$NX_SRCDIR/examples/train.py" --steps 4 >/dev/null 2>"$T/capw.err"
+is "$?" "0" "capture --upload --wait exits 0"
+idw=$(sed -n 's/.*uploaded .* as \([0-9a-f]*\):.*/\1/p' "$T/capw.err")
+grep -q "ready: [0-9]* slices, [0-9]* units" "$T/capw.err"
+ok $? "capture --wait says the run is ready, with its counts"
+curl -s "$U/api/traces/$idw" >"$T/trw.json"
+is "$(jget "$T/trw.json" "j['status'], j['name']")" "ready waited" "ready on the server when capture returns"
 
 # upload alone.
 out=$("$NX" upload "$T/c/framework/trace.json" "$U/" --name fw --tags x 2>"$T/up.err")
