@@ -3,7 +3,8 @@
 # scripts/quickstart.sh - the main job on a fresh Debian machine: install the
 # dependencies, build, start the trace server (kept running in the
 # background), capture the example PyTorch training run with every layer on,
-# upload it, and print the URL where it can be seen.  Idempotent: a server
+# upload it, wait until the server has ingested it, and print the URL where
+# it can be seen.  Idempotent: a server
 # already answering on the port is reused.
 #   PORT (default 8080), NX_DATA (default ~/.local/share/neuron-explorer)
 set -eu
@@ -35,7 +36,7 @@ fi
 run="$data/runs/train-$(date +%Y%m%d-%H%M%S).ntff"
 echo "quickstart: capturing examples/train.py (PyTorch profiler + kernel layer) into $run"
 "$nx" capture --env "$top/env/full.env" --set NX_RUN_NAME=quickstart-train \
-	--upload "$url" -o "$run" -- /usr/bin/python3 "$top/examples/train.py"
+	--upload "$url" --wait -o "$run" -- /usr/bin/python3 "$top/examples/train.py"
 echo
-echo "quickstart: open $url/ in a browser (the run is in the library)."
+echo "quickstart: open $url/ in a browser (the run is in the library, ingested)."
 echo "quickstart: stop the server with: kill \$(cat $data/serve.pid)"
