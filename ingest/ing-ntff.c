@@ -148,6 +148,11 @@ ing_ntff_read(struct st_writer *w, const char *path, const struct ing_opts *opts
 		}
 		tc_input_close(in);
 		ntff_unmap(map);
+		if (rc == -ECANCELED) {
+			/* asked for, not a damaged section: stop here */
+			ret = tc_err_set(err, rc, "%s", e.msg);
+			goto out;
+		}
 		if (rc < 0) {
 			char *m = tc_xasprintf("section \"%s\" (%s) at byte %" PRIu64 ": %s", s->name,
 					       ntff_kind_name(s->kind), s->offset, e.msg);

@@ -179,8 +179,11 @@ is "$(req GET "/api/traces?q=big")" 200 "the library lists"
 is "$(jget "$T/body" '[t["status"] for t in j["traces"] if t["name"] == "big"]')" "['ready']" \
 	"the trace ingested before is still there and ready"
 
-# SIGTERM while it ingests: a prompt exit, the ingest resumes at the next start
-code=$(curl -s -o "$T/up3.json" -w '%{http_code}' --data-binary "@$T/other.json" "$URL/upload?name=again")
+# SIGTERM while it ingests (a .ntff this time, the capture's container):
+# a prompt exit, the ingest resumes at the next start
+"$NX" convert "$T/other.json" "$T/other.ntff"
+ok $? "the trace wrapped in a .ntff"
+code=$(curl -s -o "$T/up3.json" -w '%{http_code}' --data-binary "@$T/other.ntff" "$URL/upload?name=again")
 is "$code" 202 "uploaded again"
 ID3=$(jget "$T/up3.json" 'j["id"]')
 is "$(poll_until "$ID3" ingesting ready)" ingesting "it is being ingested"
