@@ -648,9 +648,10 @@ async function main() {
 		assert(id, 'the upload answered an id: ' + await item.textContent());
 		try {
 			await page.goto(`${URL0}/#trace=${id}`);
-			const msg = await page.waitForSelector('#tl-details .error', { timeout: 10000 });
+			const msg = await page.waitForSelector('#tl-details .notice', { timeout: 10000 });
 			const text = await msg.textContent();
 			assert(/is (queued|ingesting)( · [a-z]+)? \d+%; it opens when it is ready/.test(text), 'says how far: ' + text);
+			await shot('18c-waiting');
 			await page.waitForFunction(() => /^6 units/.test(document.getElementById('status-line').textContent),
 				null, { timeout: 60000 });
 			eq(await page.locator('#tl-details').isVisible(), false, 'the message went once it opened');

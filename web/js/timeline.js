@@ -121,7 +121,7 @@ export class Timeline {
 				/* a link followed before the ingest ended: say how far it is, open it when ready */
 				const pct = Math.round((t.progress || 0) * 100);
 				document.getElementById('status-line').textContent = '';
-				this.showMessage(`${t.name || id} is ${t.status}${t.phase ? ' · ' + t.phase : ''} ${pct}%; it opens when it is ready.`);
+				this.showMessage(`${t.name || id} is ${t.status}${t.phase ? ' · ' + t.phase : ''} ${pct}%; it opens when it is ready.`, 'notice');
 				this.waitingFor = id;
 				this.waitTimer = setTimeout(() => {
 					if (this.traceId === id && !this.trace)
@@ -175,10 +175,11 @@ export class Timeline {
 		setTimeBase(null);	/* the library's times are absolute */
 	}
 
-	showMessage(msg) {
+	/** showMessage(msg, cls): msg in the side panel, styled as an 'error' (default) or a 'notice'. */
+	showMessage(msg, cls = 'error') {
 		this.hidePanels();
 		this.panel.empty.hidden = true;
-		clear(this.panel.details).append(el('div', { class: 'error' }, msg));
+		clear(this.panel.details).append(el('div', { class: cls }, msg));
 		this.panel.details.hidden = false;
 	}
 
