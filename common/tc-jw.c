@@ -210,7 +210,7 @@ tc_jw_real(struct tc_jw *w, double v)
 	char buf[TC_REAL_TEXT_MAX];
 	int n;
 
-	if (!isfinite(v) || !(n = tc_real_text(buf, v))) {
+	if (!(n = tc_real_text(buf, v))) {	/* not finite */
 		tc_jw_lit(w, "null");
 		return;
 	}

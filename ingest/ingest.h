@@ -25,14 +25,16 @@ const char *ing_format_name(int fmt);
 int ing_detect(const unsigned char *head, size_t len);
 
 /**
- * ing_detect_why - why ing_detect() found no format in @head, one line into
- * @buf (@len bytes): what the bytes open like and where they stop fitting.
+ * ing_detect_why - why ing_detect() found no format in the @len bytes of
+ * @head, one line into @buf (@buflen bytes): what the bytes open like and
+ * where they stop fitting.
  */
 void ing_detect_why(const unsigned char *head, size_t len, char *buf, size_t buflen);
 
 /**
  * struct ing_opts - options for one ingest.
- * @progress/@ctx: called now and then with the fraction of input consumed.
+ * @progress/@ctx: called now and then with the fraction of input consumed;
+ *                a negative return stops the reader with -ECANCELED.
  * @ts_offset_ns: added to every timestamp the reader stores (the .ntff reader
  *                sets it from the manifest's per-layer clock offset).
  */

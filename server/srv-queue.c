@@ -235,7 +235,7 @@ worker_main(void *arg)
 		w->cancel = false;
 		pthread_mutex_unlock(&s->q_mu);
 
-		st_library_set_status(w->lib, id, "ingesting", 0, NULL);
+		/* (the library marks the row ingesting) */
 		rc = st_library_ingest(w->lib, id, worker_progress, w, NULL, &err);
 		if (rc == -ECANCELED) {
 			/* asked for; the row is queued again for the next start */

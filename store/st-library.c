@@ -392,7 +392,6 @@ struct st_prog {
 	const char *id;		/* NULL: no catalog row yet */
 	st_phase_fn fn;
 	void *ctx;
-	struct st_writer *w;
 	int64_t last_ns;
 };
 
@@ -409,14 +408,15 @@ st_library_phase(void *ctx, const struct st_progress *r)
 	return p->fn ? p->fn(p->ctx, r) : 0;
 }
 
-/* Open the writer of an ingest at @path, its progress going to @prog. */
+/* Open the writer *@w of an ingest at @path, its progress going to @prog. */
 static int
-st_library_writer(struct st_prog *prog, const char *path, struct tc_err *err)
+st_library_writer(struct st_writer **w, struct st_prog *prog, const char *path,
+		  struct tc_err *err)
 {
-	int rc = st_writer_open(&prog->w, path, err);
+	int rc = st_writer_open(w, path, err);
 
 	if (rc == 0)
-		st_writer_set_progress(prog->w, st_library_phase, prog);
+		st_writer_set_progress(*w, st_library_phase, prog);
 	return rc;
 }
 
@@ -519,10 +519,9 @@ st_library_ingest(struct st_library *lib, const char *id, st_phase_fn progress, 
 	st_library_set_status(lib, id, "ingesting", 0, NULL);
 	raw = st_library_raw_path(lib, hex);
 	tmp = st_library_tmp_path(lib, ".db");
-	rc = st_library_writer(&prog, tmp, err);
+	rc = st_library_writer(&w, &prog, tmp, err);
 	if (rc < 0)
 		goto out;
-	w = prog.w;
 	opts.ctx = w;
 	rc = ing_file(w, raw, &opts, err);
 	if (rc < 0) {
@@ -609,10 +608,9 @@ st_library_add_ingest(struct st_library *lib, const char *src, const char *name,
 		thr_on = true;
 	else
 		st_rawjob_run(&job);	/* no thread: one after the other */
-	rc = st_library_writer(&prog, dbtmp, err);
+	rc = st_library_writer(&w, &prog, dbtmp, err);
 	if (rc < 0)
 		goto out;
-	w = prog.w;
 	opts.ctx = w;
 	rc = ing_file(w, src, &opts, err);
 	if (rc < 0) {
