@@ -124,6 +124,42 @@ pred_direct(struct dq *q, int64_t dst, unsigned kinds, const struct dq_ids *seen
 }
 
 /*
+ * pred_direct()'s answer from what the store recorded of @dst when the trace
+ * was finished (st_conn_crit()): the stored edge into it whose source ends
+ * last.  If that source ends before @bound, none does; if its kind is in
+ * @kinds and it is not in @seen, no other can beat it.  Return: 0 when that
+ * settles it, 1 when every edge must be read (another kind, a visited
+ * source, a store that cannot say).
+ */
+static int
+pred_stored(struct dq *q, int64_t dst, unsigned kinds, const struct dq_ids *seen, int64_t bound,
+	    int64_t *best, int64_t *best_fin, int *best_kind)
+{
+	struct st_ev_brief b;
+	int64_t src, f;
+	int kind, rc;
+
+	if (!dq_conn(q) || st_conn_crit(q->sc, dst, &src, &kind))
+		return 1;
+	if (src < 0)
+		return 0;	/* no stored edge into it */
+	rc = st_conn_event_ending(q->sc, src, bound, &b);
+	if (rc == 1)
+		return 0;	/* its whole chunk ends before @bound */
+	if (rc)
+		return 1;
+	f = (int64_t)((uint64_t)b.ts + (uint64_t)b.dur);
+	if (f < bound)
+		return 0;
+	if (!((1u << kind) & kinds) || dq_ids_has(seen, src))
+		return 1;
+	*best = src;
+	*best_fin = f;
+	*best_kind = kind;
+	return 0;
+}
+
+/*
  * Among the stored edges into @dst of @kinds whose source is not in @seen,
  * the one whose source ends last (the larger source on equal ends), if it
  * ends at or after @bound: then *@next, *@kind, *@fin and *@label (malloc'd;
@@ -138,7 +174,8 @@ q_pred(struct dq *q, int64_t dst, unsigned kinds, const struct dq_ids *seen, int
 	int best_kind = -1, rc, s = SQLITE_DONE;
 	char *best_label = NULL;
 
-	if (pred_direct(q, dst, kinds, seen, bound, &best, &best_fin, &best_kind)) {
+	if (pred_stored(q, dst, kinds, seen, bound, &best, &best_fin, &best_kind) &&
+	    pred_direct(q, dst, kinds, seen, bound, &best, &best_fin, &best_kind)) {
 		best = 0;
 		best_fin = bound;
 		if ((rc = dq_prep(q, &q->pred, pred_sql)))
@@ -154,8 +191,11 @@ q_pred(struct dq *q, int64_t dst, unsigned kinds, const struct dq_ids *seen, int
 	}
 	if (s != SQLITE_DONE)
 		return tc_err_set(q->err, -EIO, "critical path: %s", sqlite3_errmsg(q->db));
-	/* its label: building every edge's label text would cost more */
-	if (best && (rc = dq_label(q, best, dst, best_kind, NULL, &best_label)))
+	/*
+	 * its label: building every edge's label text would cost more, and
+	 * none at all past the hops listed (q->no_names)
+	 */
+	if (best && !q->no_names && (rc = dq_label(q, best, dst, best_kind, NULL, &best_label)))
 		return rc;
 	if (best) {
 		free(*label);
@@ -430,7 +470,7 @@ deps_critical_path_text(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t 
 			next = ce.id;
 			best_kind = ST_EDGE_ORDER;
 			best_fin = ce.ts + ce.dur;
-			best_label = tc_xstrdup(CHILD_LABEL);
+			best_label = q.no_names ? NULL : tc_xstrdup(CHILD_LABEL);
 		}
 		if (kinds & (1u << ST_EDGE_ORDER)) {
 			char via[sizeof(pe.name)];
@@ -442,7 +482,8 @@ deps_critical_path_text(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t 
 				best_kind = ST_EDGE_ORDER;
 				best_fin = pe.ts + pe.dur;
 				free(best_label);
-				best_label = via[0] ? tc_xasprintf(PO_LABEL " via %s", via) :
+				best_label = q.no_names ? NULL :
+					     via[0] ? tc_xasprintf(PO_LABEL " via %s", via) :
 						      tc_xstrdup(PO_LABEL);
 			}
 			tc_err_clear(err);
@@ -471,14 +512,14 @@ deps_critical_path_text(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t 
 			free(best_label);
 		}
 		if (next && next == pe.id) {
-			ev = pe;
+			dq_ev_copy(&ev, &pe);
 		} else if (next && next == ce.id) {
 			if (nar == arcap) {
 				arcap = arcap ? 2 * arcap : 16;
 				ar = tc_xrealloc(ar, arcap * sizeof(*ar));
 			}
 			ar[nar++] = (struct around){ ev.unit, ev.ts, ev.ts + ev.dur };
-			ev = ce;
+			dq_ev_copy(&ev, &ce);
 		}
 		cur = next;
 	}

@@ -171,13 +171,20 @@ dq_event_direct(struct dq *q, int64_t id, struct dq_ev *ev)
 		return tc_err_set(q->err, -ENOENT, "no event %lld in this trace", (long long)id);
 	if (rc)
 		return 1;
-	*ev = (struct dq_ev){ .id = id, .unit = b.unit, .ts = b.ts, .dur = b.dur, .depth = b.depth,
-			      .kind = b.kind };
+	/* field by field: a compound literal would clear all of the name */
+	ev->id = id;
+	ev->unit = b.unit;
+	ev->ts = b.ts;
+	ev->dur = b.dur;
+	ev->depth = b.depth;
+	ev->kind = b.kind;
+	ev->unit_kind = ev->unit_depth = 0;
+	ev->name[0] = 0;
 	if (!q->no_names && (rc = dq_name(q, b.name, ev->name, sizeof(ev->name))))
 		return rc;
 	if ((rc = dq_unit(q, ev)))
 		return rc;
-	q->last = *ev;
+	dq_ev_copy(&q->last, ev);
 	q->last_named = !q->no_names;
 	return 0;
 }
@@ -190,7 +197,7 @@ dq_event(struct dq *q, int64_t id, struct dq_ev *ev)
 	int rc;
 
 	if (id && q->last.id == id && (q->last_named || q->no_names)) {
-		*ev = q->last;
+		dq_ev_copy(ev, &q->last);
 		return 0;
 	}
 	if ((rc = dq_event_direct(q, id, ev)) <= 0)
@@ -214,7 +221,7 @@ dq_event(struct dq *q, int64_t id, struct dq_ev *ev)
 	sqlite3_reset(q->ev);
 	if ((rc = dq_unit(q, ev)))
 		return rc;
-	q->last = *ev;
+	dq_ev_copy(&q->last, ev);
 	q->last_named = true;
 	return 0;
 }
@@ -324,11 +331,12 @@ dq_po(struct dq *q, const struct dq_ev *ev, bool after)
 int64_t
 dq_po_climb(struct dq *q, const struct dq_ev *ev, char *via, size_t vlen)
 {
-	struct dq_ev cur = *ev, par;
+	struct dq_ev cur, par;
 
 	via[0] = 0;
 	if (!dq_in_order(ev))
 		return 0;
+	dq_ev_copy(&cur, ev);
 	for (int k = 0; k < PO_MAX_CLIMB; k++) {
 		bool nested = cur.depth > 0;
 		int64_t p;
@@ -343,7 +351,7 @@ dq_po_climb(struct dq *q, const struct dq_ev *ev, char *via, size_t vlen)
 		}
 		if (!nested)
 			break;
-		cur = par;
+		dq_ev_copy(&cur, &par);
 	}
 	return 0;
 }

@@ -8,6 +8,8 @@
 #ifndef DEPS_QUERY_H
 #define DEPS_QUERY_H
 
+#include <stddef.h>
+#include <string.h>
 #include "deps/deps.h"
 
 #define PO_LABEL "program order"
@@ -21,6 +23,20 @@ struct dq_ev {
 	int unit_depth;		/* the deepest slice of its unit */
 	char name[256];
 };
+
+/*
+ * dq_ev_copy - *@dst = *@src, the name up to its end only: a walk copies
+ * events at every hop, and most of the name's 256 bytes are unused.
+ */
+static inline void
+dq_ev_copy(struct dq_ev *dst, const struct dq_ev *src)
+{
+	size_t n = strnlen(src->name, sizeof(src->name) - 1);
+
+	memcpy(dst, src, offsetof(struct dq_ev, name));
+	memcpy(dst->name, src->name, n);
+	dst->name[n] = 0;
+}
 
 /*
  * One query's connection, error and statements (prepared on first use),

@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- schemas/trace.sql - one finished trace (DATA/traces/<id>.db), version 4.
+-- schemas/trace.sql - one finished trace (DATA/traces/<id>.db), version 5.
 -- PRAGMA user_version holds the version; see docs/architecture.md for the
 -- migration story (a newer binary re-ingests from DATA/raw when a trace's
 -- version is older than it can read).
@@ -90,7 +90,8 @@ CREATE TABLE event_data (
 -- blocks of 256: edge_blocks row b holds the edges into events
 -- 256b..256b+255 (ins, sorted by dst) and the edges out of them (outs,
 -- sorted by src), each blob led by an index of its 64 groups of 4 events
--- (version 4).  Labels are ids into edge_labels, whose row g holds the
+-- (version 4), and for each event the edge in whose source ends last
+-- (crit, version 5: the critical path follows it).  Labels are ids into edge_labels, whose row g holds the
 -- texts of labels 256g..256g+255.  Every connection that opens a trace
 -- through neuron-explorer sees them as the read-only virtual table `edges`
 -- (store/st-edges.c) with the columns src, dst, kind and label, looked up by
@@ -99,7 +100,8 @@ CREATE TABLE event_data (
 CREATE TABLE edge_blocks (
 	id   INTEGER PRIMARY KEY,	-- block: event ids 256 * id .. 256 * id + 255
 	ins  BLOB,
-	outs BLOB
+	outs BLOB,
+	crit BLOB
 );
 
 CREATE TABLE edge_labels (

@@ -98,6 +98,7 @@ struct st_edges {
 	uint32_t next_label;	/* ids from 1; 0 is an empty entry */
 	struct tc_buf group;	/* the edge_labels row being built */
 	sqlite3_stmt *ins_label, *ins_block;
+	const int64_t *ends;	/* borrowed: each event's end (ts + dur) by id, or NULL */
 	int dbfd;		/* the database file, to start its writeback early; -1: none */
 };
 
@@ -175,8 +176,9 @@ st_edges_new(struct st_edges **out, sqlite3 *db, int64_t max_id, size_t ram,
 	}
 	if (sqlite3_prepare_v2(db, "INSERT INTO edge_labels(id, texts) VALUES (?, ?)", -1,
 			       &x->ins_label, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO edge_blocks(id, ins, outs) VALUES (?, ?, ?)", -1,
-			       &x->ins_block, NULL) != SQLITE_OK) {
+	    sqlite3_prepare_v2(db,
+			       "INSERT INTO edge_blocks(id, ins, outs, crit) VALUES (?, ?, ?, ?)",
+			       -1, &x->ins_block, NULL) != SQLITE_OK) {
 		rc = st_edges_sqlerr(x, err, "prepare");
 		goto out;
 	}
@@ -556,6 +558,12 @@ st_edges_bad(const struct st_edges *x, int64_t src, int64_t dst, int kind)
 	       kind >= (1 << ST_EDGE_KIND_BITS);
 }
 
+void
+st_edges_set_ends(struct st_edges *x, const int64_t *ends)
+{
+	x->ends = ends;
+}
+
 int
 st_edges_add(struct st_edges *x, int64_t src, int64_t dst, int kind, const char *label,
 	     size_t len)
@@ -830,6 +838,63 @@ st_edges_enc_out(const uint64_t *r, size_t a, size_t b, uint32_t part_base, uint
 }
 
 /*
+ * The crit blob of groups [@a, @b) (sorted, of the block at @block_base)
+ * into @buf, event @ends known: one uvarint per event of the block from the
+ * first up to the last with edges in, 0 for none, else 1 + (zigzag(src -
+ * dst) << 3 | kind) of the edge into it whose source ends last (the larger
+ * source on equal ends; of its edges, the first in the ins).  Its size (0
+ * for none: no blob).  The critical path's walk reads it instead of every
+ * edge's source (deps/deps-critical.c).
+ */
+static size_t
+st_edges_enc_crit(const uint8_t *const *g, size_t a, size_t b, uint32_t part_base,
+		  uint32_t block_base, const int64_t *ends, uint8_t *buf)
+{
+	uint8_t *p = buf;
+	uint32_t next = block_base;	/* the first event not yet written */
+
+	for (size_t i = a; i < b;) {
+		uint32_t dst = part_base + st_get32(g[i]);
+		int64_t best = -1, best_end = 0;
+		uint64_t best_kind = 0;
+
+		for (; next < dst; next++)
+			*p++ = 0;
+		/* the groups of one dst follow each other (the sort is stable) */
+		for (; i < b && part_base + st_get32(g[i]) == dst; i++) {
+			const uint8_t *q = g[i] + ST_GROUP_HDR, *end = q + st_get16(g[i] + 4);
+
+			for (bool first = true; q < end; first = false) {
+				uint64_t z, lk, x, skip;
+				int64_t src, f;
+
+				if (!first)
+					q++;	/* the 0 byte: the same dst */
+				if (tc_uvarint_get(&q, end, &z) || tc_uvarint_get(&q, end, &lk))
+					return 0;	/* not ours: no blob, the walk reads the edges */
+				x = lk >> ST_EDGE_KIND_BITS;
+				skip = !x ? 0 : (x & 3) == ST_LABEL_RANGE ? 2 :
+					(x & 3) == ST_LABEL_WAIT ? 1 : 0;
+				while (skip--)
+					if (tc_uvarint_get(&q, end, &x))
+						return 0;
+				src = (int64_t)dst + tc_unzigzag(z);
+				f = ends[src];
+				if (best < 0 || f > best_end || (f == best_end && src > best)) {
+					best = src;
+					best_end = f;
+					best_kind = lk & ((1u << ST_EDGE_KIND_BITS) - 1);
+				}
+			}
+		}
+		p += tc_uvarint_put(p, 1 + (tc_zigzag(best - (int64_t)dst) << ST_EDGE_KIND_BITS |
+					    best_kind));
+		next = dst + 1;
+	}
+	return (size_t)(p - buf);
+}
+
+/*
  * Finishing: each partition is sorted and its blocks' blobs encoded (a
  * "pack"), then the blocks are written in order.  With two CPUs or more
  * (and NX_DEPS_THREADS not 1) a thread packs the next partitions while this
@@ -841,7 +906,7 @@ st_edges_enc_out(const uint64_t *r, size_t a, size_t b, uint32_t part_base, uint
 
 struct st_prow {		/* one edge_blocks row of a pack */
 	int64_t id;
-	size_t ioff, ilen, ooff, olen;	/* its blobs in the pack's buffer; len 0: NULL */
+	size_t ioff, ilen, ooff, olen, coff, clen;	/* its blobs in the pack's buffer; len 0: NULL */
 };
 
 struct st_pack {		/* the rows of one partition */
@@ -899,6 +964,8 @@ st_edges_pack(struct st_edges *x, uint32_t p, struct st_packer *k, struct st_pac
 	/* a bound for all the blocks of the partition */
 	need = si->bytes + si->count * TC_VARINT_MAX + so->count * 3 * TC_VARINT_MAX +
 	       2 * ST_EDGE_IDX * (nids / ST_EDGE_BLOCK + 1);
+	if (x->ends)
+		need += (nids / ST_EDGE_BLOCK + 1) * ST_EDGE_BLOCK * TC_VARINT_MAX;
 	if (need > pk->cap) {
 		pk->cap = need;
 		free(pk->buf);
@@ -929,6 +996,10 @@ st_edges_pack(struct st_edges *x, uint32_t p, struct st_packer *k, struct st_pac
 		r->ooff = need;
 		r->olen = st_edges_enc_out(k->rs, b0, b1, base, base + (uint32_t)i, pk->buf + need);
 		need += r->olen;
+		r->coff = need;
+		r->clen = x->ends ? st_edges_enc_crit(k->gs, a0, a1, base, base + (uint32_t)i,
+						      x->ends, pk->buf + need) : 0;
+		need += r->clen;
 	}
 out:
 	st_estream_clear(si);
@@ -959,6 +1030,11 @@ st_edges_write_pack(struct st_edges *x, const struct st_pack *pk, struct tc_err 
 					  SQLITE_STATIC);
 		else
 			sqlite3_bind_null(x->ins_block, 3);
+		if (r->clen)
+			sqlite3_bind_blob(x->ins_block, 4, pk->buf + r->coff, (int)r->clen,
+					  SQLITE_STATIC);
+		else
+			sqlite3_bind_null(x->ins_block, 4);
 		if (sqlite3_step(x->ins_block) != SQLITE_DONE)
 			rc = st_edges_sqlerr(x, err, "blocks");
 		sqlite3_reset(x->ins_block);
@@ -1168,6 +1244,20 @@ struct ev_view {
 	uint8_t prev[ST_EDGE_BLOCK];	/* the id before it, less the block's first */
 };
 
+/*
+ * Crit blobs (st-edges.h) decoded, EV_CRITS of them, a block in slot
+ * block % EV_CRITS: a critical path moves back through a few units at a
+ * time, whose blocks lie apart.
+ */
+#define EV_CRITS 16
+
+struct ev_crit {
+	int64_t block;		/* -1: none */
+	bool known;		/* false: no blob (or a damaged one): the walk reads the edges */
+	uint32_t src[ST_EDGE_BLOCK];	/* 1 + the source, 0: no edge in */
+	uint8_t kind[ST_EDGE_BLOCK];
+};
+
 struct ev_vtab {
 	sqlite3_vtab base;
 	sqlite3 *db;
@@ -1175,6 +1265,8 @@ struct ev_vtab {
 	struct tc_buf text;	/* a label being rebuilt */
 	sqlite3_stmt *get_label;
 	struct ev_view view[2];	/* [0] ins, [1] outs */
+	struct ev_crit *crit;	/* [EV_CRITS], sqlite3_malloc'd when first asked */
+	sqlite3_stmt *get_crit;
 	/* the last label row read: its texts, where each starts and its length */
 	int64_t lgroup;
 	uint8_t *lblob;
@@ -1232,6 +1324,8 @@ ev_disconnect(sqlite3_vtab *base)
 	if (vt->conn && vt->conn->edges == vt)
 		vt->conn->edges = NULL;
 	sqlite3_finalize(vt->get_label);
+	sqlite3_finalize(vt->get_crit);
+	sqlite3_free(vt->crit);
 	sqlite3_free(vt->lblob);
 	for (int i = 0; i < 2; i++) {
 		sqlite3_finalize(vt->view[i].get_len);
@@ -1998,6 +2092,85 @@ st_conn_edges(struct st_conn *c, int64_t id, bool out, struct st_edge_end **v, s
 					.a = e.a, .b = e.b, .form = (uint8_t)e.form,
 					.text = (uint32_t)(e.lk >> (ST_EDGE_KIND_BITS + 2)) } };
 	}
+	return 0;
+}
+
+/*
+ * Decode block @block's crit blob into @k.  Return: SQLITE_OK (k->known
+ * false when it has none or it does not decode) or an error.
+ */
+static int
+ev_crit_load(struct ev_vtab *vt, int64_t block, struct ev_crit *k)
+{
+	const uint8_t *q, *end;
+	int rc = ev_prep(vt, &vt->get_crit, "SELECT crit FROM edge_blocks WHERE id = ?1"), s;
+
+	if (rc != SQLITE_OK)
+		return rc;
+	k->block = block;
+	k->known = false;
+	memset(k->src, 0, sizeof(k->src));
+	sqlite3_bind_int64(vt->get_crit, 1, block);
+	s = sqlite3_step(vt->get_crit);
+	if (s != SQLITE_ROW) {
+		sqlite3_reset(vt->get_crit);
+		if (s == SQLITE_DONE)
+			return SQLITE_OK;
+		k->block = -1;
+		return ev_err(vt, SQLITE_ERROR, "lookup");
+	}
+	q = sqlite3_column_blob(vt->get_crit, 0);
+	end = q + sqlite3_column_bytes(vt->get_crit, 0);
+	if (q && q < end) {
+		int64_t dst = block * ST_EDGE_BLOCK;
+		int i = 0;
+
+		for (; q < end && i < ST_EDGE_BLOCK; i++, dst++) {
+			uint64_t v;
+			int64_t src;
+
+			if (tc_uvarint_get(&q, end, &v))
+				break;
+			if (!v)
+				continue;
+			v--;
+			if (__builtin_add_overflow(dst, tc_unzigzag(v >> ST_EDGE_KIND_BITS), &src) ||
+			    src < 0 || src >= UINT32_MAX)
+				break;
+			k->src[i] = (uint32_t)src + 1;
+			k->kind[i] = (uint8_t)(v & ((1u << ST_EDGE_KIND_BITS) - 1));
+		}
+		k->known = q == end;	/* all of it decoded */
+	}
+	sqlite3_reset(vt->get_crit);
+	return SQLITE_OK;
+}
+
+int
+st_conn_crit(struct st_conn *c, int64_t id, int64_t *src, int *kind)
+{
+	struct ev_vtab *vt = c ? c->edges : NULL;
+	int64_t block = id / ST_EDGE_BLOCK;
+	struct ev_crit *k;
+
+	if (!vt)
+		return -EAGAIN;
+	if (id < 0)
+		return 1;
+	if (!vt->crit) {
+		vt->crit = sqlite3_malloc(EV_CRITS * sizeof(*vt->crit));
+		if (!vt->crit)
+			return -ENOMEM;
+		for (int i = 0; i < EV_CRITS; i++)
+			vt->crit[i].block = -1;
+	}
+	k = &vt->crit[block % EV_CRITS];
+	if (k->block != block && ev_crit_load(vt, block, k) != SQLITE_OK)
+		return -EIO;
+	if (!k->known)
+		return 1;
+	*src = (int64_t)k->src[id % ST_EDGE_BLOCK] - 1;
+	*kind = k->kind[id % ST_EDGE_BLOCK];
 	return 0;
 }
 

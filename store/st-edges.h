@@ -5,7 +5,7 @@
  * virtual table `edges` over them.
  *
  * Edges are not stored one SQLite row each.  Event ids are cut into blocks
- * of ST_EDGE_BLOCK; edge_blocks row b holds two blobs for the events
+ * of ST_EDGE_BLOCK; edge_blocks row b holds three blobs for the events
  * b * ST_EDGE_BLOCK .. (b + 1) * ST_EDGE_BLOCK - 1:
  *
  *   ins:  the edges into them, by dst (then in the order they were added),
@@ -27,6 +27,13 @@
  * when none is), then a u8, the event of the entry before that one less the
  * block's first id (0 when there is none): the id the first entry's delta is
  * taken from.
+ *
+ *   crit: for the critical path's walk, each event's edge in whose source
+ *         ends last (the larger source on equal ends; of that source's
+ *         edges, the first in the ins): one uvarint per event from the
+ *         block's first up to the last with edges in (events past the blob
+ *         have none), 0 for none, else 1 + (zigzag(src - dst) << 3 | kind).
+ *         No index: a reader decodes the whole blob (at most 256 varints).
  *
  * NULL when a block has no edge that way.  The label part is uvarint
  * x << 3 | kind, where x is 0 for no label, else t << 2 | form:
@@ -89,6 +96,14 @@ size_t st_edges_ram(void);
  */
 int st_edges_new(struct st_edges **out, sqlite3 *db, int64_t max_id, size_t ram,
 		 const char *spill_base, struct tc_err *err);
+
+/**
+ * st_edges_set_ends - the end (ts + dur) of every event, by id (0 to the
+ * collector's max_id), borrowed until st_edges_finish() returns: with it,
+ * each block also gets its crit blob (the latest-ending source of each
+ * event's edges in); without it, none.
+ */
+void st_edges_set_ends(struct st_edges *x, const int64_t *ends);
 
 /**
  * st_edges_add - collect edge @src -> @dst of @kind (0..7) with @label

@@ -8,8 +8,11 @@
  * explicit edges are remapped, deps/ derives the access-set edges, the
  * edges are packed and the file is synced.
  *
- * Memory: one uint32 per event for the seq -> id map, the nesting stack and
- * the summary buckets of the current unit (at most 2^ST_LEVEL0_MAX_BITS).
+ * Memory: one uint32 per event for the seq -> id map (freed once the
+ * explicit edges are remapped), one int64 per event for the events' ends
+ * when the trace has edges (each edge block's crit blob needs its sources'
+ * ends), the nesting stack and the summary buckets of the current unit (at
+ * most 2^ST_LEVEL0_MAX_BITS).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -191,6 +194,7 @@ struct st_fin {
 	int ushift;
 	int64_t ubucket_ns;
 	uint32_t *map;		/* seq -> id */
+	int64_t *ends;		/* id -> ts + dur when there are edges (st_edges_set_ends()), else NULL */
 	/* current unit */
 	int unit;
 	int64_t *stack;		/* end times of open slices */
@@ -546,6 +550,8 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 		u = &w->units[unit];
 		id++;
 		f->map[k->key.seq] = (uint32_t)id;
+		if (f->ends)
+			f->ends[id] = (int64_t)((uint64_t)ts + (uint64_t)dur);
 		if (kind != ST_EV_COUNTER) {
 			while (f->nstack && f->stack[f->nstack - 1] <= ts)
 				f->nstack--;
@@ -906,6 +912,8 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 		f.bucket_ns = TC_MAX((int64_t)1, (span + ((int64_t)1 << bits) - 1) >> bits);
 	}
 	f.map = tc_xcalloc((size_t)w->seq + 1, sizeof(*f.map));
+	if (w->nedges_raw || (w->nflagged && deps_enabled() && !w->edges_given))
+		f.ends = tc_xcalloc((size_t)w->seq + 1, sizeof(*f.ends));
 	{
 		struct tc_buf sql;
 
@@ -943,6 +951,8 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	st_fin_time(&f, "events");
 	if (!rc)
 		rc = st_fin_edges(&f);
+	free(f.map);		/* the ids are all given out: memory for what follows */
+	f.map = NULL;
 	if (!rc)
 		rc = st_fin_tables(&f);
 	st_fin_time(&f, "edges");
@@ -967,8 +977,12 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	}
 	/* the explicit and derived edges, packed per block of events (st-edges.c) */
 	rc = st_exec(w->db, "PRAGMA cache_size=-4096;", err);
-	if (!rc)
+	if (!rc) {
+		st_edges_set_ends(w->edges, f.ends);
 		rc = st_edges_finish(w->edges, st_fin_edges_tick, w, err);
+	}
+	free(f.ends);
+	f.ends = NULL;
 	st_fin_time(&f, "edgepack");
 	if (rc < 0)
 		goto out;
@@ -1005,6 +1019,7 @@ out:
 	st_flagged_free(w->flagged);	/* finish failed before deps/ */
 	w->flagged = NULL;
 	free(f.map);
+	free(f.ends);
 	free(f.stack);
 	free(f.dmax);
 	free(f.dcount);

@@ -81,6 +81,8 @@ struct vt_tab {
 	int64_t nidmap;
 	sqlite3_stmt *get_cols;
 	struct vt_ent *cache[VT_CACHE];
+	int cached[VT_CACHE];	/* cache[i]'s chunk, -1: none (a probe reads one line) */
+	int hit;		/* the slot that answered last */
 	uint64_t tick;
 	/* idxStr texts parsed (a query may run thousands of point lookups) */
 	struct vt_plan {
@@ -159,6 +161,8 @@ vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vt
 	if (!t)
 		return SQLITE_NOMEM;
 	memset(t, 0, sizeof(*t));
+	for (int i = 0; i < VT_CACHE; i++)
+		t->cached[i] = -1;
 	t->db = db;
 	t->conn = aux;
 	t->schema = sqlite3_mprintf("%s", argv[1]);
@@ -517,17 +521,22 @@ vt_chunk_get(struct vt_tab *t, int c, struct vt_ent **out)
 	struct vt_ent *e = NULL;
 	int slot = 0, rc;
 
-	for (int i = 0; i < VT_CACHE; i++) {
-		if (t->cache[i] && t->cache[i]->chunk == c) {
-			e = t->cache[i];
-			e->used = ++t->tick;
-			e->refs++;
-			*out = e;
-			return SQLITE_OK;
-		}
+	if (t->cached[t->hit] != c) {
+		for (t->hit = 0; t->hit < VT_CACHE && t->cached[t->hit] != c; t->hit++)
+			;
+	}
+	if (t->hit < VT_CACHE) {
+		e = t->cache[t->hit];
+		e->used = ++t->tick;
+		e->refs++;
+		*out = e;
+		return SQLITE_OK;
+	}
+	t->hit = 0;
+	for (int i = 0; i < VT_CACHE; i++)
 		if (!t->cache[i] || (t->cache[slot] && t->cache[i]->used < t->cache[slot]->used))
 			slot = i;
-	}
+	t->cached[slot] = -1;
 	if (t->cache[slot] && t->cache[slot]->refs == 1) {
 		e = t->cache[slot];	/* only the cache holds it: reuse */
 	} else {
@@ -549,6 +558,7 @@ vt_chunk_get(struct vt_tab *t, int c, struct vt_ent **out)
 	e->used = ++t->tick;
 	e->refs = 2;
 	t->cache[slot] = e;
+	t->cached[slot] = c;
 	*out = e;
 	return SQLITE_OK;
 }

@@ -259,6 +259,48 @@ direct_bad(sqlite3 *db, struct st_conn *c, const int64_t *ids, size_t n)
 }
 
 /* Collect every edge with memory budget @ram, finish, and check the reads. */
+/* Each event's end for st_edges_set_ends(): few distinct values, so that ends tie often. */
+static int64_t ends[NEV + 1];
+
+/*
+ * How many events st_conn_crit() answers differently from the edges that
+ * went in: the edge into it whose source ends last (the larger source on a
+ * tie), the first added of that source's, or none.
+ */
+static int
+crit_bad(struct st_conn *c, int *with_edges)
+{
+	int64_t *best = tc_xcalloc(NEV + 1, sizeof(*best));
+	int *kind = tc_xcalloc(NEV + 1, sizeof(*kind));
+	int bad = 0;
+
+	for (size_t i = 0; i < nedges; i++) {	/* in the order they were added */
+		const struct want *e = &edges[i];
+		int64_t b = best[e->dst] - 1;
+
+		if (b < 0 || ends[e->src] > ends[b] || (ends[e->src] == ends[b] && e->src > b)) {
+			best[e->dst] = e->src + 1;
+			kind[e->dst] = e->kind;
+		}
+	}
+	*with_edges = 0;
+	for (int64_t id = 0; id <= NEV; id++) {
+		int64_t src = -1;
+		int k = -1, rc = st_conn_crit(c, id, &src, &k);
+
+		*with_edges += best[id] != 0;
+		if (rc || src != best[id] - 1 || (best[id] && k != kind[id])) {
+			if (bad++ < 5)
+				printf("# crit of %lld: rc %d src %lld kind %d, want src %lld kind %d\n",
+				       (long long)id, rc, (long long)src, k,
+				       (long long)best[id] - 1, kind[id]);
+		}
+	}
+	free(best);
+	free(kind);
+	return bad;
+}
+
 static void
 round_trip(const char *path, size_t ram, const char *what)
 {
@@ -269,6 +311,7 @@ round_trip(const char *path, size_t ram, const char *what)
 	char *g, *w;
 
 	is_int(st_edges_new(&x, db, NEV, ram, path, &err), 0, "collector opens");
+	st_edges_set_ends(x, ends);
 	sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
 	for (size_t i = 0; i < nedges && !rc; i++) {
 		const struct want *e = &edges[i];
@@ -328,6 +371,13 @@ round_trip(const char *path, size_t ram, const char *what)
 		ids[n++] = NEV + 5000;
 		ids[n++] = -3;
 		ok(c != NULL, "%s: st_conn_of", what);
+		{
+			int with = 0;
+
+			ok(c && crit_bad(c, &with) == 0,
+			   "%s: st_conn_crit names each event's latest-ending source", what);
+			ok(with > 10000, "%s: %d events with edges in", what, with);
+		}
 		is_int(c ? direct_bad(db, c, ids, n) : -1, 0,
 		       "st_conn_edges lists what dst = ? and src = ? list, in their "
 		       "order; st_conn_label gives the label SQL gives");
@@ -392,6 +442,8 @@ main(void)
 	if (fd < 0)
 		tap_skip_all("no temp file");
 	close(fd);
+	for (int64_t id = 0; id <= NEV; id++)	/* ties, and ends before 0 */
+		ends[id] = (id * 7919) % 37 - 5;
 	nedges = 60000;
 	edges = tc_xcalloc(nedges, sizeof(*edges));
 	for (size_t i = 0; i < nedges; i++) {
@@ -474,6 +526,7 @@ main(void)
 		char *g;
 
 		is_int(st_edges_new(&x, db, 1000, 1 << 20, path, &err), 0, "small collector");
+		st_edges_set_ends(x, ends);
 		for (int i = 1; i < 1000; i++)
 			st_edges_add(x, i - 1, i, i % 4, "A[0:4]", 6);
 		is_int(st_edges_finish(x, NULL, NULL, &err), 0, "finishes");
@@ -511,6 +564,23 @@ main(void)
 			       "st_conn_edges in another block answers");
 			ok(n == 1 && v[0].id == 699 && v[0].kind == 0, "with its edge");
 			free(v);
+		}
+		/* crit blobs: one that does not decode, one missing: the store cannot say */
+		sqlite3_exec(db, "UPDATE edge_blocks SET crit = X'ffffffffffffffffffffff' WHERE id = 1;"
+			     "UPDATE edge_blocks SET crit = NULL WHERE id = 3", NULL, NULL, NULL);
+		{
+			struct st_conn *c = st_conn_of(db);
+			int64_t src = 0;
+			int k = -1;
+
+			is_int(c ? st_conn_crit(c, 300, &src, &k) : 0, 1,
+			       "st_conn_crit in a block whose crit blob does not decode: 1");
+			is_int(c ? st_conn_crit(c, 800, &src, &k) : 0, 1,
+			       "and in one without a crit blob");
+			is_int(c ? st_conn_crit(c, 700, &src, &k) : -1, 0, "another block answers");
+			ok(src == 699 && k == 0, "with its edge (%lld, kind %d)", (long long)src, k);
+			is_int(c ? st_conn_crit(c, 0, &src, &k) : -1, 0, "an event without edges in");
+			ok(src == -1, "has none");
 		}
 		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", 700, 0);
 		is_str(g, "699>700:0:A[0:4];", "a lookup in another block still answers");
