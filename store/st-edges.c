@@ -837,6 +837,21 @@ st_edges_enc_out(const uint64_t *r, size_t a, size_t b, uint32_t part_base, uint
 	return (size_t)(p - buf);
 }
 
+/* Scratch of st_edges_enc_crit(): a block's edges in, as read. */
+struct st_crit_tmp {
+	int64_t *src, *end;	/* tc_xrealloc'd, @cap each */
+	uint32_t *at;		/* the dst less the block's first << ST_EDGE_KIND_BITS | kind */
+	size_t cap;
+};
+
+static void
+st_crit_tmp_free(struct st_crit_tmp *t)
+{
+	free(t->src);
+	free(t->end);
+	free(t->at);
+}
+
 /*
  * The crit blob of groups [@a, @b) (sorted, of the block at @block_base)
  * into @buf, event @ends known: one uvarint per event of the block from the
@@ -845,51 +860,63 @@ st_edges_enc_out(const uint64_t *r, size_t a, size_t b, uint32_t part_base, uint
  * source on equal ends; of its edges, the first in the ins).  Its size (0
  * for none: no blob).  The critical path's walk reads it instead of every
  * edge's source (deps/deps-critical.c).
+ *
+ * In three passes: the edges are read, then their sources' ends (loads that
+ * do not wait for each other: the sources lie anywhere in @ends, and most
+ * are cache misses), then compared.
  */
 static size_t
 st_edges_enc_crit(const uint8_t *const *g, size_t a, size_t b, uint32_t part_base,
-		  uint32_t block_base, const int64_t *ends, uint8_t *buf)
+		  uint32_t block_base, const int64_t *ends, struct st_crit_tmp *t, uint8_t *buf)
 {
 	uint8_t *p = buf;
-	uint32_t next = block_base;	/* the first event not yet written */
+	uint32_t next = 0;	/* the first event of the block not yet written */
+	size_t n = 0;
 
-	for (size_t i = a; i < b;) {
-		uint32_t dst = part_base + st_get32(g[i]);
-		int64_t best = -1, best_end = 0;
-		uint64_t best_kind = 0;
+	for (size_t i = a; i < b; i++) {
+		uint32_t slot = part_base + st_get32(g[i]) - block_base;
+		const uint8_t *q = g[i] + ST_GROUP_HDR, *end = q + st_get16(g[i] + 4);
 
-		for (; next < dst; next++)
-			*p++ = 0;
-		/* the groups of one dst follow each other (the sort is stable) */
-		for (; i < b && part_base + st_get32(g[i]) == dst; i++) {
-			const uint8_t *q = g[i] + ST_GROUP_HDR, *end = q + st_get16(g[i] + 4);
+		for (bool first = true; q < end; first = false) {
+			uint64_t z, lk, x, skip;
 
-			for (bool first = true; q < end; first = false) {
-				uint64_t z, lk, x, skip;
-				int64_t src, f;
-
-				if (!first)
-					q++;	/* the 0 byte: the same dst */
-				if (tc_uvarint_get(&q, end, &z) || tc_uvarint_get(&q, end, &lk))
-					return 0;	/* not ours: no blob, the walk reads the edges */
-				x = lk >> ST_EDGE_KIND_BITS;
-				skip = !x ? 0 : (x & 3) == ST_LABEL_RANGE ? 2 :
-					(x & 3) == ST_LABEL_WAIT ? 1 : 0;
-				while (skip--)
-					if (tc_uvarint_get(&q, end, &x))
-						return 0;
-				src = (int64_t)dst + tc_unzigzag(z);
-				f = ends[src];
-				if (best < 0 || f > best_end || (f == best_end && src > best)) {
-					best = src;
-					best_end = f;
-					best_kind = lk & ((1u << ST_EDGE_KIND_BITS) - 1);
-				}
+			if (!first)
+				q++;	/* the 0 byte: the same dst */
+			if (tc_uvarint_get(&q, end, &z) || tc_uvarint_get(&q, end, &lk))
+				return 0;	/* not ours: no blob, the walk reads the edges */
+			x = lk >> ST_EDGE_KIND_BITS;
+			skip = !x ? 0 : (x & 3) == ST_LABEL_RANGE ? 2 : (x & 3) == ST_LABEL_WAIT ? 1 : 0;
+			while (skip--)
+				if (tc_uvarint_get(&q, end, &x))
+					return 0;
+			if (n == t->cap) {
+				t->cap = t->cap ? 2 * t->cap : 4096;
+				t->src = tc_xrealloc(t->src, t->cap * sizeof(*t->src));
+				t->end = tc_xrealloc(t->end, t->cap * sizeof(*t->end));
+				t->at = tc_xrealloc(t->at, t->cap * sizeof(*t->at));
 			}
+			t->src[n] = (int64_t)(block_base + slot) + tc_unzigzag(z);
+			t->at[n++] = slot << ST_EDGE_KIND_BITS |
+				     (uint32_t)(lk & ((1u << ST_EDGE_KIND_BITS) - 1));
 		}
-		p += tc_uvarint_put(p, 1 + (tc_zigzag(best - (int64_t)dst) << ST_EDGE_KIND_BITS |
-					    best_kind));
-		next = dst + 1;
+	}
+	for (size_t k = 0; k < n; k++)
+		t->end[k] = ends[t->src[k]];
+	for (size_t k = 0; k < n;) {
+		uint32_t slot = t->at[k] >> ST_EDGE_KIND_BITS;
+		size_t best = k;
+
+		/* the groups of one dst follow each other (the sort is stable) */
+		for (k++; k < n && t->at[k] >> ST_EDGE_KIND_BITS == slot; k++)
+			if (t->end[k] > t->end[best] ||
+			    (t->end[k] == t->end[best] && t->src[k] > t->src[best]))
+				best = k;
+		for (; next < slot; next++)
+			*p++ = 0;
+		p += tc_uvarint_put(p, 1 + (tc_zigzag(t->src[best] - (int64_t)(block_base + slot))
+					    << ST_EDGE_KIND_BITS |
+					    (t->at[best] & ((1u << ST_EDGE_KIND_BITS) - 1))));
+		next = slot + 1;
 	}
 	return (size_t)(p - buf);
 }
@@ -922,6 +949,7 @@ struct st_packer {		/* the scratch of a thread that packs */
 	uint64_t *rs;
 	uint32_t *fa, *fb;
 	size_t gcap, rcap;
+	struct st_crit_tmp crit;
 };
 
 static void
@@ -931,6 +959,7 @@ st_packer_free(struct st_packer *k)
 	free(k->rs);
 	free(k->fa);
 	free(k->fb);
+	st_crit_tmp_free(&k->crit);
 }
 
 /*
@@ -998,7 +1027,7 @@ st_edges_pack(struct st_edges *x, uint32_t p, struct st_packer *k, struct st_pac
 		need += r->olen;
 		r->coff = need;
 		r->clen = x->ends ? st_edges_enc_crit(k->gs, a0, a1, base, base + (uint32_t)i,
-						      x->ends, pk->buf + need) : 0;
+						      x->ends, &k->crit, pk->buf + need) : 0;
 		need += r->clen;
 	}
 out:
