@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* store/st-chunk.c - encode and decode packed event chunks (st-chunk.h). */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include "common/tc-hash.h"
 #include "common/tc-varint.h"
@@ -31,6 +32,37 @@ st_chunk_enc_event(struct tc_buf *cols, const struct st_cev *e, int64_t prev_ts,
 	tc_buf_commit(cols, (size_t)(p - p0));
 }
 
+/*
+ * One uvarint at *@p into *@v, TC_VARINT_MAX bytes known to be there (no
+ * bound to check at each byte).  Return: false when it is longer.
+ */
+static inline bool
+st_uvarint_room(const uint8_t **p, uint64_t *v)
+{
+	const uint8_t *q = *p;
+	uint64_t r;
+
+	if (*q < 0x80) {
+		*v = *q;
+		*p = q + 1;
+		return true;
+	}
+	r = *q++ & 0x7f;
+	for (unsigned shift = 7; shift < 64; shift += 7) {
+		uint8_t b = *q++;
+
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (b < 0x80) {
+			*v = r;
+			*p = q;
+			return true;
+		}
+	}
+	return false;
+}
+
+#define ST_EV_ROOM (8 * TC_VARINT_MAX)	/* bytes of one event's varints, at most */
+
 int
 st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
 		size_t args_size, struct st_cev *out)
@@ -43,11 +75,19 @@ st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
 		struct st_cev *e = &out[i];
 		uint64_t d, dur, kf, depth, name, cat, zs, alen;
 
-		if (tc_uvarint_get(&p, end, &d) || tc_uvarint_get(&p, end, &dur) ||
-		    tc_uvarint_get(&p, end, &kf) || tc_uvarint_get(&p, end, &depth) ||
-		    tc_uvarint_get(&p, end, &name) || tc_uvarint_get(&p, end, &cat) ||
-		    tc_uvarint_get(&p, end, &zs) || tc_uvarint_get(&p, end, &alen))
+		/* all but a chunk's last few events: no bound checks per byte */
+		if (end - p >= ST_EV_ROOM) {
+			if (!st_uvarint_room(&p, &d) || !st_uvarint_room(&p, &dur) ||
+			    !st_uvarint_room(&p, &kf) || !st_uvarint_room(&p, &depth) ||
+			    !st_uvarint_room(&p, &name) || !st_uvarint_room(&p, &cat) ||
+			    !st_uvarint_room(&p, &zs) || !st_uvarint_room(&p, &alen))
+				return -EBADMSG;
+		} else if (tc_uvarint_get(&p, end, &d) || tc_uvarint_get(&p, end, &dur) ||
+			   tc_uvarint_get(&p, end, &kf) || tc_uvarint_get(&p, end, &depth) ||
+			   tc_uvarint_get(&p, end, &name) || tc_uvarint_get(&p, end, &cat) ||
+			   tc_uvarint_get(&p, end, &zs) || tc_uvarint_get(&p, end, &alen)) {
 			return -EBADMSG;
+		}
 		if (__builtin_add_overflow(ts, (int64_t)d, &ts) || (int64_t)d < 0 ||
 		    __builtin_add_overflow(seq, tc_unzigzag(zs), &seq))
 			return -EBADMSG;	/* times go forward, within range */

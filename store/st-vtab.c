@@ -491,8 +491,13 @@ vt_decode(struct vt_tab *t, int c, struct vt_ent *e)
 				   d->count, d->ts_first, INT_MAX, e->ev) < 0) {
 		why = "cols blob does not decode";
 	} else {
+		/* names checked against the filter already: a chunk repeats a few */
+		uint32_t named[64];
+		uint64_t has = 0;
+
 		for (int i = 0; i < d->count && !why; i++) {
 			const struct st_cev *v = &e->ev[i];
+			unsigned h = v->name & 63;
 
 			if (v->dur < 0 || v->ts > INT64_MAX - v->dur || v->ts + v->dur > d->end_max)
 				why = "an event ends after end_max";
@@ -500,9 +505,12 @@ vt_decode(struct vt_tab *t, int c, struct vt_ent *e)
 				why = "an event's depth is out of the chunk's range";
 			else if (i && v->ts < e->ev[i - 1].ts)
 				why = "events are not in time order";
-			else if ((!i || v->name != e->ev[i - 1].name) &&
-				 !st_bloom_has(d->bloom, v->name))
-				why = "an event's name is not in the name filter";
+			else if (!(has >> h & 1) || named[h] != v->name) {
+				if (!st_bloom_has(d->bloom, v->name))
+					why = "an event's name is not in the name filter";
+				named[h] = v->name;
+				has |= UINT64_C(1) << h;
+			}
 		}
 		if (!why && e->ev[d->count - 1].ts != d->ts_last)
 			why = "the last event's ts is not ts_last";
