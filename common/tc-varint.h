@@ -57,6 +57,37 @@ tc_uvarint_get(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return -1;
 }
 
+/**
+ * tc_uvarint_get_room - tc_uvarint_get() where TC_VARINT_MAX bytes are known
+ * to be readable at *@p: no bound to check at each byte (a decoder of many
+ * varints checks once for a run of them).  Return: 0, or -1 when it is
+ * longer than TC_VARINT_MAX bytes (*@p is then unchanged).
+ */
+static inline int
+tc_uvarint_get_room(const uint8_t **p, uint64_t *v)
+{
+	const uint8_t *q = *p;
+	uint64_t r;
+
+	if (*q < 0x80) {
+		*v = *q;
+		*p = q + 1;
+		return 0;
+	}
+	r = *q++ & 0x7f;
+	for (unsigned shift = 7; shift < 64; shift += 7) {
+		uint8_t b = *q++;
+
+		r |= (uint64_t)(b & 0x7f) << shift;
+		if (b < 0x80) {
+			*v = r;
+			*p = q;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /** tc_zigzag - signed to unsigned, small magnitudes stay small. */
 static inline uint64_t
 tc_zigzag(int64_t v)

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* store/st-chunk.c - encode and decode packed event chunks (st-chunk.h). */
 #include <errno.h>
-#include <stdbool.h>
 #include <string.h>
 #include "common/tc-hash.h"
 #include "common/tc-varint.h"
@@ -32,35 +31,6 @@ st_chunk_enc_event(struct tc_buf *cols, const struct st_cev *e, int64_t prev_ts,
 	tc_buf_commit(cols, (size_t)(p - p0));
 }
 
-/*
- * One uvarint at *@p into *@v, TC_VARINT_MAX bytes known to be there (no
- * bound to check at each byte).  Return: false when it is longer.
- */
-static inline bool
-st_uvarint_room(const uint8_t **p, uint64_t *v)
-{
-	const uint8_t *q = *p;
-	uint64_t r;
-
-	if (*q < 0x80) {
-		*v = *q;
-		*p = q + 1;
-		return true;
-	}
-	r = *q++ & 0x7f;
-	for (unsigned shift = 7; shift < 64; shift += 7) {
-		uint8_t b = *q++;
-
-		r |= (uint64_t)(b & 0x7f) << shift;
-		if (b < 0x80) {
-			*v = r;
-			*p = q;
-			return true;
-		}
-	}
-	return false;
-}
-
 #define ST_EV_ROOM (8 * TC_VARINT_MAX)	/* bytes of one event's varints, at most */
 
 int
@@ -77,10 +47,10 @@ st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
 
 		/* all but a chunk's last few events: no bound checks per byte */
 		if (end - p >= ST_EV_ROOM) {
-			if (!st_uvarint_room(&p, &d) || !st_uvarint_room(&p, &dur) ||
-			    !st_uvarint_room(&p, &kf) || !st_uvarint_room(&p, &depth) ||
-			    !st_uvarint_room(&p, &name) || !st_uvarint_room(&p, &cat) ||
-			    !st_uvarint_room(&p, &zs) || !st_uvarint_room(&p, &alen))
+			if (tc_uvarint_get_room(&p, &d) || tc_uvarint_get_room(&p, &dur) ||
+			    tc_uvarint_get_room(&p, &kf) || tc_uvarint_get_room(&p, &depth) ||
+			    tc_uvarint_get_room(&p, &name) || tc_uvarint_get_room(&p, &cat) ||
+			    tc_uvarint_get_room(&p, &zs) || tc_uvarint_get_room(&p, &alen))
 				return -EBADMSG;
 		} else if (tc_uvarint_get(&p, end, &d) || tc_uvarint_get(&p, end, &dur) ||
 			   tc_uvarint_get(&p, end, &kf) || tc_uvarint_get(&p, end, &depth) ||

@@ -15,6 +15,7 @@
 #include "store/store-int.h"
 
 #define ST_EDGE_KIND_BITS 3
+#define ST_EDGE_KIND_MASK ((1u << ST_EDGE_KIND_BITS) - 1)
 #define ST_LABEL_TEXT 1		/* label forms (st-edges.h) */
 #define ST_LABEL_RANGE 2
 #define ST_LABEL_WAIT 3
@@ -837,6 +838,49 @@ st_edges_enc_out(const uint64_t *r, size_t a, size_t b, uint32_t part_base, uint
 	return (size_t)(p - buf);
 }
 
+/* ---- blob entries (st-edges.h), as the packer writes them and readers read them ---- */
+
+struct ev_entry {
+	uint64_t d, z, lk, a, b;
+	int form, kind;		/* from lk */
+};
+
+/* Parse one blob entry at *@q; SQLITE_OK or SQLITE_CORRUPT. */
+static int
+ev_entry_get(const uint8_t **q, const uint8_t *end, struct ev_entry *e)
+{
+	uint64_t x;
+
+	e->a = e->b = 0;
+	if (tc_uvarint_get(q, end, &e->d) || tc_uvarint_get(q, end, &e->z) ||
+	    tc_uvarint_get(q, end, &e->lk))
+		return SQLITE_CORRUPT;
+	x = e->lk >> ST_EDGE_KIND_BITS;
+	e->kind = (int)(e->lk & ST_EDGE_KIND_MASK);
+	e->form = x ? (int)(x & 3) : 0;
+	if (x && e->form == 0)
+		return SQLITE_CORRUPT;
+	if ((e->form == ST_LABEL_RANGE || e->form == ST_LABEL_WAIT) && tc_uvarint_get(q, end, &e->a))
+		return SQLITE_CORRUPT;
+	if (e->form == ST_LABEL_RANGE && (tc_uvarint_get(q, end, &e->b) || e->a + e->b < e->a))
+		return SQLITE_CORRUPT;
+	return SQLITE_OK;
+}
+
+/*
+ * Step to entry @e from the id before it, *@cur, and give the edge's other
+ * end in *@other.  Return: false when the entry is damaged (an id delta
+ * past the block, or an other end out of range).
+ */
+static bool
+ev_step(const struct ev_entry *e, int64_t *cur, int64_t *other)
+{
+	if (e->d >= ST_EDGE_BLOCK)
+		return false;
+	*cur += (int64_t)e->d;
+	return !__builtin_add_overflow(*cur, tc_unzigzag(e->z), other);
+}
+
 /* Scratch of st_edges_enc_crit(): a block's edges in, as read. */
 struct st_crit_tmp {
 	int64_t *src, *end;	/* tc_xrealloc'd, @cap each */
@@ -853,52 +897,45 @@ st_crit_tmp_free(struct st_crit_tmp *t)
 }
 
 /*
- * The crit blob of groups [@a, @b) (sorted, of the block at @block_base)
- * into @buf, event @ends known: one uvarint per event of the block from the
- * first up to the last with edges in, 0 for none, else 1 + (zigzag(src -
- * dst) << 3 | kind) of the edge into it whose source ends last (the larger
- * source on equal ends; of its edges, the first in the ins).  Its size (0
- * for none: no blob).  The critical path's walk reads it instead of every
- * edge's source (deps/deps-critical.c).
+ * The crit blob of the block at @block_base into @buf, from its ins blob
+ * (@ins, @len bytes, as st_edges_enc_in() wrote it) and event @ends: one
+ * uvarint per event of the block from the first up to the last with edges
+ * in, 0 for none, else 1 + (zigzag(src - dst) << 3 | kind) of the edge into
+ * it whose source ends last (the larger source on equal ends; of its edges,
+ * the first in the ins).  Its size (0 for none: no blob).  The critical
+ * path's walk reads it instead of every edge's source
+ * (deps/deps-critical.c).
  *
- * In three passes: the edges are read, then their sources' ends (loads that
- * do not wait for each other: the sources lie anywhere in @ends, and most
- * are cache misses), then compared.
+ * In three passes: the entries are read, then their sources' ends (loads
+ * that do not wait for each other: the sources lie anywhere in @ends, and
+ * most are cache misses), then compared.
  */
 static size_t
-st_edges_enc_crit(const uint8_t *const *g, size_t a, size_t b, uint32_t part_base,
-		  uint32_t block_base, const int64_t *ends, struct st_crit_tmp *t, uint8_t *buf)
+st_edges_enc_crit(const uint8_t *ins, size_t len, uint32_t block_base, const int64_t *ends,
+		  struct st_crit_tmp *t, uint8_t *buf)
 {
+	const uint8_t *q = ins + ST_EDGE_IDX, *end = ins + len;
+	int64_t cur = block_base;
 	uint8_t *p = buf;
 	uint32_t next = 0;	/* the first event of the block not yet written */
 	size_t n = 0;
 
-	for (size_t i = a; i < b; i++) {
-		uint32_t slot = part_base + st_get32(g[i]) - block_base;
-		const uint8_t *q = g[i] + ST_GROUP_HDR, *end = q + st_get16(g[i] + 4);
+	if (!len)
+		return 0;
+	while (q < end) {
+		struct ev_entry e;
 
-		for (bool first = true; q < end; first = false) {
-			uint64_t z, lk, x, skip;
-
-			if (!first)
-				q++;	/* the 0 byte: the same dst */
-			if (tc_uvarint_get(&q, end, &z) || tc_uvarint_get(&q, end, &lk))
-				return 0;	/* not ours: no blob, the walk reads the edges */
-			x = lk >> ST_EDGE_KIND_BITS;
-			skip = !x ? 0 : (x & 3) == ST_LABEL_RANGE ? 2 : (x & 3) == ST_LABEL_WAIT ? 1 : 0;
-			while (skip--)
-				if (tc_uvarint_get(&q, end, &x))
-					return 0;
-			if (n == t->cap) {
-				t->cap = t->cap ? 2 * t->cap : 4096;
-				t->src = tc_xrealloc(t->src, t->cap * sizeof(*t->src));
-				t->end = tc_xrealloc(t->end, t->cap * sizeof(*t->end));
-				t->at = tc_xrealloc(t->at, t->cap * sizeof(*t->at));
-			}
-			t->src[n] = (int64_t)(block_base + slot) + tc_unzigzag(z);
-			t->at[n++] = slot << ST_EDGE_KIND_BITS |
-				     (uint32_t)(lk & ((1u << ST_EDGE_KIND_BITS) - 1));
+		if (ev_entry_get(&q, end, &e) != SQLITE_OK)
+			return 0;	/* not ours: no blob, the walk reads the edges */
+		if (n == t->cap) {
+			t->cap = t->cap ? 2 * t->cap : 4096;
+			t->src = tc_xrealloc(t->src, t->cap * sizeof(*t->src));
+			t->end = tc_xrealloc(t->end, t->cap * sizeof(*t->end));
+			t->at = tc_xrealloc(t->at, t->cap * sizeof(*t->at));
 		}
+		if (!ev_step(&e, &cur, &t->src[n]))
+			return 0;
+		t->at[n++] = (uint32_t)(cur - block_base) << ST_EDGE_KIND_BITS | (uint32_t)e.kind;
 	}
 	for (size_t k = 0; k < n; k++)
 		t->end[k] = ends[t->src[k]];
@@ -906,7 +943,6 @@ st_edges_enc_crit(const uint8_t *const *g, size_t a, size_t b, uint32_t part_bas
 		uint32_t slot = t->at[k] >> ST_EDGE_KIND_BITS;
 		size_t best = k;
 
-		/* the groups of one dst follow each other (the sort is stable) */
 		for (k++; k < n && t->at[k] >> ST_EDGE_KIND_BITS == slot; k++)
 			if (t->end[k] > t->end[best] ||
 			    (t->end[k] == t->end[best] && t->src[k] > t->src[best]))
@@ -915,7 +951,7 @@ st_edges_enc_crit(const uint8_t *const *g, size_t a, size_t b, uint32_t part_bas
 			*p++ = 0;
 		p += tc_uvarint_put(p, 1 + (tc_zigzag(t->src[best] - (int64_t)(block_base + slot))
 					    << ST_EDGE_KIND_BITS |
-					    (t->at[best] & ((1u << ST_EDGE_KIND_BITS) - 1))));
+					    (t->at[best] & ST_EDGE_KIND_MASK)));
 		next = slot + 1;
 	}
 	return (size_t)(p - buf);
@@ -1026,7 +1062,7 @@ st_edges_pack(struct st_edges *x, uint32_t p, struct st_packer *k, struct st_pac
 		r->olen = st_edges_enc_out(k->rs, b0, b1, base, base + (uint32_t)i, pk->buf + need);
 		need += r->olen;
 		r->coff = need;
-		r->clen = x->ends ? st_edges_enc_crit(k->gs, a0, a1, base, base + (uint32_t)i,
+		r->clen = x->ends ? st_edges_enc_crit(pk->buf + r->ioff, r->ilen, base + (uint32_t)i,
 						      x->ends, &k->crit, pk->buf + need) : 0;
 		need += r->clen;
 	}
@@ -1492,47 +1528,6 @@ ev_fetch(struct ev_vtab *vt, sqlite3_stmt **st, const char *sql, int64_t id, uin
 
 #define EV_FROM_INS 0xff	/* row form: an outs row, its label is in the ins */
 #define EV_BLOCK_MAX (INT64_C(1) << 30)	/* blocks a rowid can number (1 << 38 events) */
-
-struct ev_entry {
-	uint64_t d, z, lk, a, b;
-	int form, kind;		/* from lk */
-};
-
-/* Parse one blob entry at *@q; SQLITE_OK or SQLITE_CORRUPT. */
-static int
-ev_entry_get(const uint8_t **q, const uint8_t *end, struct ev_entry *e)
-{
-	uint64_t x;
-
-	e->a = e->b = 0;
-	if (tc_uvarint_get(q, end, &e->d) || tc_uvarint_get(q, end, &e->z) ||
-	    tc_uvarint_get(q, end, &e->lk))
-		return SQLITE_CORRUPT;
-	x = e->lk >> ST_EDGE_KIND_BITS;
-	e->kind = (int)(e->lk & ((1u << ST_EDGE_KIND_BITS) - 1));
-	e->form = x ? (int)(x & 3) : 0;
-	if (x && e->form == 0)
-		return SQLITE_CORRUPT;
-	if ((e->form == ST_LABEL_RANGE || e->form == ST_LABEL_WAIT) && tc_uvarint_get(q, end, &e->a))
-		return SQLITE_CORRUPT;
-	if (e->form == ST_LABEL_RANGE && (tc_uvarint_get(q, end, &e->b) || e->a + e->b < e->a))
-		return SQLITE_CORRUPT;
-	return SQLITE_OK;
-}
-
-/*
- * Step to entry @e from the id before it, *@cur, and give the edge's other
- * end in *@other.  Return: false when the entry is damaged (an id delta
- * past the block, or an other end out of range).
- */
-static bool
-ev_step(const struct ev_entry *e, int64_t *cur, int64_t *other)
-{
-	if (e->d >= ST_EDGE_BLOCK)
-		return false;
-	*cur += (int64_t)e->d;
-	return !__builtin_add_overflow(*cur, tc_unzigzag(e->z), other);
-}
 
 static uint32_t
 ev_le32(const uint8_t *p)
@@ -2167,7 +2162,7 @@ ev_crit_load(struct ev_vtab *vt, int64_t block, struct ev_crit *k)
 			    src < 0 || src >= UINT32_MAX)
 				break;
 			k->src[i] = (uint32_t)src + 1;
-			k->kind[i] = (uint8_t)(v & ((1u << ST_EDGE_KIND_BITS) - 1));
+			k->kind[i] = (uint8_t)(v & ST_EDGE_KIND_MASK);
 		}
 		k->known = q == end;	/* all of it decoded */
 	}

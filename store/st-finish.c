@@ -664,6 +664,13 @@ st_fin_join(pthread_t thr)
 	return pthread_timedjoin_np(thr, NULL, &ts) != ETIMEDOUT;
 }
 
+/* Whether deps/ derives edges from this trace's flagged events (not when the reader gave its own). */
+static bool
+st_fin_derives(const struct st_writer *w)
+{
+	return w->nflagged && deps_enabled() && !w->edges_given;
+}
+
 static int
 st_fin_events(struct st_fin *f)
 {
@@ -688,7 +695,7 @@ st_fin_events(struct st_fin *f)
 		fprintf(stderr, "store: staged   %8.1f MB runs %8.1f MB args (%zu events)\n",
 			(double)w->keys.out.size / 1e6, (double)w->args.size / 1e6, w->keys.n);
 	/* deps/ reads the flagged events from here, not through SQL */
-	if (w->nflagged && deps_enabled() && !w->edges_given) {
+	if (st_fin_derives(w)) {
 		rc = st_flagged_new(&w->flagged, w->path, w->nunits, f->err);
 		if (rc < 0)
 			goto out;
@@ -912,7 +919,7 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 		f.bucket_ns = TC_MAX((int64_t)1, (span + ((int64_t)1 << bits) - 1) >> bits);
 	}
 	f.map = tc_xcalloc((size_t)w->seq + 1, sizeof(*f.map));
-	if (w->nedges_raw || (w->nflagged && deps_enabled() && !w->edges_given))
+	if (w->nedges_raw || st_fin_derives(w))
 		f.ends = tc_xcalloc((size_t)w->seq + 1, sizeof(*f.ends));
 	{
 		struct tc_buf sql;
@@ -942,8 +949,7 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 		f.t0 = tc_mono_ns();
 	st_fin_time(&f, "add");
 	f.outp = &out;
-	st_writer_progress_plan(w, w->seq, w->nflagged && deps_enabled() && !w->edges_given ?
-				w->nflagged : 0, w->nedges_raw);
+	st_writer_progress_plan(w, w->seq, st_fin_derives(w) ? w->nflagged : 0, w->nedges_raw);
 	st_writer_progress(w, ST_PHASE_SORTING, 0);
 	rc = st_chunk_out_start(&out, w->db, err);
 	if (!rc)

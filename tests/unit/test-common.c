@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "common/tc.h"
+#include "common/tc-varint.h"
 #include "tests/tap.h"
 
 static size_t
@@ -150,6 +151,44 @@ put_file(const char *root, const char *rel, const char *text)
 	}
 	free(dir);
 	free(path);
+}
+
+/*
+ * tc_uvarint_get_room() against tc_uvarint_get(): the same values and
+ * lengths for every length of varint, and both refuse one longer than
+ * TC_VARINT_MAX bytes.
+ */
+static void
+test_varint_room(void)
+{
+	uint8_t buf[2 * TC_VARINT_MAX];
+	uint64_t x = 0x2545f4914f6cdd1dULL;
+	int bad = 0;
+
+	for (int i = 0; i < 20000; i++) {
+		uint64_t v, a = 1, b = 2;
+		const uint8_t *p = buf, *q = buf;
+		size_t n;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		v = x >> (x % 64);	/* every length from 1 to 10 bytes */
+		n = tc_uvarint_put(buf, v);
+		memset(buf + n, 0xff, sizeof(buf) - n);
+		bad += tc_uvarint_get(&p, buf + n, &a) != 0 || tc_uvarint_get_room(&q, &b) != 0 ||
+		       a != v || b != v || p != buf + n || q != buf + n;
+	}
+	is_int(bad, 0, "tc_uvarint_get_room reads what tc_uvarint_get reads");
+	{
+		const uint8_t *p = buf;
+		uint64_t v;
+
+		memset(buf, 0x80, TC_VARINT_MAX);
+		buf[TC_VARINT_MAX] = 1;
+		ok(tc_uvarint_get_room(&p, &v) == -1 && p == buf,
+		   "tc_uvarint_get_room refuses 11 bytes and leaves the pointer");
+	}
 }
 
 /* tc_mem_total_at() and tc_ncpus_at() over fake /proc and /sys trees. */
@@ -317,6 +356,7 @@ main(void)
 	is_int(err.code, -EINVAL, "first code wins");
 	test_copy();
 	test_mem_total();
+	test_varint_room();
 	unsetenv("NX_TEST_NUM");
 	is_int(tc_env_num("NX_TEST_NUM", 1, 8, 3), 3, "env number: unset gives the default");
 	setenv("NX_TEST_NUM", "5", 1);
