@@ -124,35 +124,36 @@ pred_direct(struct dq *q, int64_t dst, unsigned kinds, const struct dq_ids *seen
 }
 
 /*
- * pred_direct()'s answer from what the store recorded of @dst when the trace
- * was finished (st_conn_crit()): the stored edge into it whose source ends
- * last.  If that source ends before @bound, none does; if its kind is in
- * @kinds and it is not in @seen, no other can beat it.  Return: 0 when that
- * settles it, 1 when every edge must be read (another kind, a visited
- * source, a store that cannot say).
+ * pred_direct()'s answer from what the store recorded of @dst (ending at
+ * @dst_end) when the trace was finished (st_conn_crit()): the stored edge
+ * into it whose source ends last, and when that source ends.  If it ends
+ * before @bound, none does; if its kind is in @kinds and it is not in
+ * @seen, no other can beat it (it is read then, and must end as recorded).
+ * Return: 0 when that settles it, 1 when every edge must be read (another
+ * kind, a visited source, a store that cannot say).
  */
 static int
-pred_stored(struct dq *q, int64_t dst, unsigned kinds, const struct dq_ids *seen, int64_t bound,
-	    int64_t *best, int64_t *best_fin, int *best_kind)
+pred_stored(struct dq *q, int64_t dst, int64_t dst_end, unsigned kinds,
+	    const struct dq_ids *seen, int64_t bound, int64_t *best, int64_t *best_fin,
+	    int *best_kind)
 {
 	struct st_ev_brief b;
-	int64_t src, f;
-	int kind, rc;
+	int64_t src, f, lag;
+	int kind;
 
-	if (!dq_conn(q) || st_conn_crit(q->sc, dst, &src, &kind))
+	if (!dq_conn(q) || st_conn_crit(q->sc, dst, &src, &kind, &lag))
 		return 1;
 	if (src < 0)
 		return 0;	/* no stored edge into it */
-	rc = st_conn_event_ending(q->sc, src, bound, &b);
-	if (rc == 1)
-		return 0;	/* its whole chunk ends before @bound */
-	if (rc)
+	if (__builtin_sub_overflow(dst_end, lag, &f))
 		return 1;
-	f = (int64_t)((uint64_t)b.ts + (uint64_t)b.dur);
 	if (f < bound)
 		return 0;
 	if (!((1u << kind) & kinds) || dq_ids_has(seen, src))
 		return 1;
+	if (st_conn_event(q->sc, src, &b) ||
+	    (int64_t)((uint64_t)b.ts + (uint64_t)b.dur) != f)
+		return 1;	/* not as recorded: the edges say */
 	*best = src;
 	*best_fin = f;
 	*best_kind = kind;
@@ -160,21 +161,21 @@ pred_stored(struct dq *q, int64_t dst, unsigned kinds, const struct dq_ids *seen
 }
 
 /*
- * Among the stored edges into @dst of @kinds whose source is not in @seen,
+ * Among the stored edges into @dst (ending at @dst_end) of @kinds whose source is not in @seen,
  * the one whose source ends last (the larger source on equal ends), if it
  * ends at or after @bound: then *@next, *@kind, *@fin and *@label (malloc'd;
  * the previous one is freed) are its.  Return: 0 or -errno with the error
  * set.
  */
 static int
-q_pred(struct dq *q, int64_t dst, unsigned kinds, const struct dq_ids *seen, int64_t bound,
-       int64_t *next, int *kind, int64_t *fin, char **label)
+q_pred(struct dq *q, int64_t dst, int64_t dst_end, unsigned kinds, const struct dq_ids *seen,
+       int64_t bound, int64_t *next, int *kind, int64_t *fin, char **label)
 {
 	int64_t best = 0, best_fin = bound;
 	int best_kind = -1, rc, s = SQLITE_DONE;
 	char *best_label = NULL;
 
-	if (pred_stored(q, dst, kinds, seen, bound, &best, &best_fin, &best_kind) &&
+	if (pred_stored(q, dst, dst_end, kinds, seen, bound, &best, &best_fin, &best_kind) &&
 	    pred_direct(q, dst, kinds, seen, bound, &best, &best_fin, &best_kind)) {
 		best = 0;
 		best_fin = bound;
@@ -488,8 +489,8 @@ deps_critical_path_text(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t 
 			}
 			tc_err_clear(err);
 		}
-		if (q_pred(&q, cur, kinds, &seen, next ? best_fin : INT64_MIN, &next, &best_kind,
-			   &best_fin, &best_label)) {
+		if (q_pred(&q, cur, (int64_t)((uint64_t)ev.ts + (uint64_t)ev.dur), kinds, &seen,
+			   next ? best_fin : INT64_MIN, &next, &best_kind, &best_fin, &best_label)) {
 			free(best_label);
 			goto out;
 		}

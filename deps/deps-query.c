@@ -331,27 +331,28 @@ dq_po(struct dq *q, const struct dq_ev *ev, bool after)
 int64_t
 dq_po_climb(struct dq *q, const struct dq_ev *ev, char *via, size_t vlen)
 {
-	struct dq_ev cur, par;
+	struct dq_ev up[2];	/* ancestors, in turn */
+	const struct dq_ev *cur = ev;
 
 	via[0] = 0;
 	if (!dq_in_order(ev))
 		return 0;
-	dq_ev_copy(&cur, ev);
 	for (int k = 0; k < PO_MAX_CLIMB; k++) {
-		bool nested = cur.depth > 0;
+		bool nested = cur->depth > 0;
+		struct dq_ev *par = &up[k & 1];
 		int64_t p;
 
-		if (nested && !dq_parent(q, &cur, &par))
+		if (nested && !dq_parent(q, cur, par))
 			break;
-		p = dq_sibling(q, &cur, nested ? &par : NULL, false);
+		p = dq_sibling(q, cur, nested ? par : NULL, false);
 		if (p) {
 			if (k)
-				snprintf(via, vlen, "%s", cur.name);
+				snprintf(via, vlen, "%s", cur->name);
 			return p;
 		}
 		if (!nested)
 			break;
-		dq_ev_copy(&cur, &par);
+		cur = par;
 	}
 	return 0;
 }

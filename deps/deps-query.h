@@ -31,9 +31,14 @@ struct dq_ev {
 static inline void
 dq_ev_copy(struct dq_ev *dst, const struct dq_ev *src)
 {
-	size_t n = strnlen(src->name, sizeof(src->name) - 1);
+	size_t n;
 
 	memcpy(dst, src, offsetof(struct dq_ev, name));
+	if (!src->name[0]) {	/* past the hops listed, a walk reads no names */
+		dst->name[0] = 0;
+		return;
+	}
+	n = strnlen(src->name, sizeof(src->name) - 1);
 	memcpy(dst->name, src->name, n);
 	dst->name[n] = 0;
 }

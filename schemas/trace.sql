@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- schemas/trace.sql - one finished trace (DATA/traces/<id>.db), version 5.
+-- schemas/trace.sql - one finished trace (DATA/traces/<id>.db), version 6.
 -- PRAGMA user_version holds the version; see docs/architecture.md for the
 -- migration story (a newer binary re-ingests from DATA/raw when a trace's
 -- version is older than it can read).
@@ -91,7 +91,8 @@ CREATE TABLE event_data (
 -- 256b..256b+255 (ins, sorted by dst) and the edges out of them (outs,
 -- sorted by src), each blob led by an index of its 64 groups of 4 events
 -- (version 4), and for each event the edge in whose source ends last
--- (crit, version 5: the critical path follows it).  Labels are ids into edge_labels, whose row g holds the
+-- (crit, version 5: the critical path follows it; version 6: with how much
+-- earlier than the event its source ends).  Labels are ids into edge_labels, whose row g holds the
 -- texts of labels 256g..256g+255.  Every connection that opens a trace
 -- through neuron-explorer sees them as the read-only virtual table `edges`
 -- (store/st-edges.c) with the columns src, dst, kind and label, looked up by

@@ -898,12 +898,14 @@ st_crit_tmp_free(struct st_crit_tmp *t)
 
 /*
  * The crit blob of the block at @block_base into @buf, from its ins blob
- * (@ins, @len bytes, as st_edges_enc_in() wrote it) and event @ends: one
- * uvarint per event of the block from the first up to the last with edges
- * in, 0 for none, else 1 + (zigzag(src - dst) << 3 | kind) of the edge into
- * it whose source ends last (the larger source on equal ends; of its edges,
- * the first in the ins).  Its size (0 for none: no blob).  The critical
- * path's walk reads it instead of every edge's source
+ * (@ins, @len bytes, as st_edges_enc_in() wrote it) and event @ends: per
+ * event of the block from the first up to the last with edges in, uvarint
+ * 0 for none, else of the edge into it whose source ends last (the larger
+ * source on equal ends; of its edges, the first in the ins) uvarint 1 +
+ * (zigzag(src - dst) << 3 | kind) then uvarint zigzag(end of dst - end of
+ * src).  Its size (0 for none: no blob, also when an end difference does
+ * not fit in 64 bits).  The critical path's walk reads it instead of every
+ * edge's source, and knows when that source ends without reading it
  * (deps/deps-critical.c).
  *
  * In three passes: the entries are read, then their sources' ends (loads
@@ -942,6 +944,7 @@ st_edges_enc_crit(const uint8_t *ins, size_t len, uint32_t block_base, const int
 	for (size_t k = 0; k < n;) {
 		uint32_t slot = t->at[k] >> ST_EDGE_KIND_BITS;
 		size_t best = k;
+		int64_t lag;
 
 		for (k++; k < n && t->at[k] >> ST_EDGE_KIND_BITS == slot; k++)
 			if (t->end[k] > t->end[best] ||
@@ -952,6 +955,9 @@ st_edges_enc_crit(const uint8_t *ins, size_t len, uint32_t block_base, const int
 		p += tc_uvarint_put(p, 1 + (tc_zigzag(t->src[best] - (int64_t)(block_base + slot))
 					    << ST_EDGE_KIND_BITS |
 					    (t->at[best] & ST_EDGE_KIND_MASK)));
+		if (__builtin_sub_overflow(ends[block_base + slot], t->end[best], &lag))
+			return 0;
+		p += tc_uvarint_put(p, tc_zigzag(lag));
 		next = slot + 1;
 	}
 	return (size_t)(p - buf);
@@ -1029,8 +1035,8 @@ st_edges_pack(struct st_edges *x, uint32_t p, struct st_packer *k, struct st_pac
 	/* a bound for all the blocks of the partition */
 	need = si->bytes + si->count * TC_VARINT_MAX + so->count * 3 * TC_VARINT_MAX +
 	       2 * ST_EDGE_IDX * (nids / ST_EDGE_BLOCK + 1);
-	if (x->ends)
-		need += (nids / ST_EDGE_BLOCK + 1) * ST_EDGE_BLOCK * TC_VARINT_MAX;
+	if (x->ends)	/* two varints an event */
+		need += (nids / ST_EDGE_BLOCK + 1) * ST_EDGE_BLOCK * 2 * TC_VARINT_MAX;
 	if (need > pk->cap) {
 		pk->cap = need;
 		free(pk->buf);
@@ -1321,6 +1327,7 @@ struct ev_crit {
 	bool known;		/* false: no blob (or a damaged one): the walk reads the edges */
 	uint32_t src[ST_EDGE_BLOCK];	/* 1 + the source, 0: no edge in */
 	uint8_t kind[ST_EDGE_BLOCK];
+	int64_t lag[ST_EDGE_BLOCK];	/* the event's end less the source's */
 };
 
 struct ev_vtab {
@@ -2150,19 +2157,24 @@ ev_crit_load(struct ev_vtab *vt, int64_t block, struct ev_crit *k)
 		int i = 0;
 
 		for (; q < end && i < ST_EDGE_BLOCK; i++, dst++) {
-			uint64_t v;
+			uint64_t v, lag;
 			int64_t src;
 
-			if (tc_uvarint_get(&q, end, &v))
+			/* an entry is two varints at most: no bound checks per byte where they fit */
+			bool room = end - q >= 2 * TC_VARINT_MAX;
+
+			if (room ? tc_uvarint_get_room(&q, &v) : tc_uvarint_get(&q, end, &v))
 				break;
 			if (!v)
 				continue;
 			v--;
 			if (__builtin_add_overflow(dst, tc_unzigzag(v >> ST_EDGE_KIND_BITS), &src) ||
-			    src < 0 || src >= UINT32_MAX)
+			    src < 0 || src >= UINT32_MAX ||
+			    (room ? tc_uvarint_get_room(&q, &lag) : tc_uvarint_get(&q, end, &lag)))
 				break;
 			k->src[i] = (uint32_t)src + 1;
 			k->kind[i] = (uint8_t)(v & ST_EDGE_KIND_MASK);
+			k->lag[i] = tc_unzigzag(lag);
 		}
 		k->known = q == end;	/* all of it decoded */
 	}
@@ -2171,7 +2183,7 @@ ev_crit_load(struct ev_vtab *vt, int64_t block, struct ev_crit *k)
 }
 
 int
-st_conn_crit(struct st_conn *c, int64_t id, int64_t *src, int *kind)
+st_conn_crit(struct st_conn *c, int64_t id, int64_t *src, int *kind, int64_t *lag)
 {
 	struct ev_vtab *vt = c ? c->edges : NULL;
 	int64_t block = id / ST_EDGE_BLOCK;
@@ -2195,6 +2207,7 @@ st_conn_crit(struct st_conn *c, int64_t id, int64_t *src, int *kind)
 		return 1;
 	*src = (int64_t)k->src[id % ST_EDGE_BLOCK] - 1;
 	*kind = k->kind[id % ST_EDGE_BLOCK];
+	*lag = k->lag[id % ST_EDGE_BLOCK];
 	return 0;
 }
 

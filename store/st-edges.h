@@ -30,10 +30,13 @@
  *
  *   crit: for the critical path's walk, each event's edge in whose source
  *         ends last (the larger source on equal ends; of that source's
- *         edges, the first in the ins): one uvarint per event from the
+ *         edges, the first in the ins): per event from the
  *         block's first up to the last with edges in (events past the blob
- *         have none), 0 for none, else 1 + (zigzag(src - dst) << 3 | kind).
- *         No index: a reader decodes the whole blob (at most 256 varints).
+ *         have none), 0 for none, else 1 + (zigzag(src - dst) << 3 | kind)
+ *         then zigzag(end of dst - end of src), so that the walk knows when
+ *         the source ends without reading it (no blob when a difference
+ *         does not fit in 64 bits).  No index: a reader decodes the whole
+ *         blob (at most 512 varints).
  *
  * NULL when a block has no edge that way.  The label part is uvarint
  * x << 3 | kind, where x is 0 for no label, else t << 2 | form:

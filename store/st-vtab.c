@@ -82,6 +82,9 @@ struct vt_tab {
 	sqlite3_stmt *get_cols;
 	struct vt_ent *cache[VT_CACHE];
 	int cached[VT_CACHE];	/* cache[i]'s chunk, -1: none (a probe reads one line) */
+	/* cache[i]'s ids: [cfirst[i], cfirst[i] + ccount[i]), ccount[i] 0 when none */
+	int64_t cfirst[VT_CACHE];
+	int64_t ccount[VT_CACHE];
 	int hit;		/* the slot that answered last */
 	uint64_t tick;
 	/* idxStr texts parsed (a query may run thousands of point lookups) */
@@ -545,6 +548,7 @@ vt_chunk_get(struct vt_tab *t, int c, struct vt_ent **out)
 		if (!t->cache[i] || (t->cache[slot] && t->cache[i]->used < t->cache[slot]->used))
 			slot = i;
 	t->cached[slot] = -1;
+	t->ccount[slot] = 0;
 	if (t->cache[slot] && t->cache[slot]->refs == 1) {
 		e = t->cache[slot];	/* only the cache holds it: reuse */
 	} else {
@@ -567,6 +571,8 @@ vt_chunk_get(struct vt_tab *t, int c, struct vt_ent **out)
 	e->refs = 2;
 	t->cache[slot] = e;
 	t->cached[slot] = c;
+	t->cfirst[slot] = t->dir[c].first;
+	t->ccount[slot] = t->dir[c].count;
 	*out = e;
 	return SQLITE_OK;
 }
@@ -1252,16 +1258,32 @@ st_conn_event_ending(struct st_conn *c, int64_t id, int64_t min_end, struct st_e
 		return -EAGAIN;
 	if (!(t = vt_main(c)))
 		return -EIO;
+	/*
+	 * a chunk decoded already, without a search of the directory: a walk
+	 * reads events near the last ones (the one before, an edge's source)
+	 */
+	for (int i = 0; i < VT_CACHE; i++) {
+		if ((uint64_t)id - (uint64_t)t->cfirst[i] < (uint64_t)t->ccount[i]) {
+			k = t->cached[i];
+			if (t->dir[k].end_max < min_end)
+				return 1;
+			ent = t->cache[i];
+			ent->used = ++t->tick;
+			e = &ent->ev[id - t->cfirst[i]];
+			goto found;
+		}
+	}
 	if ((k = vt_chunk_of(t, id)) < 0)
 		return -ENOENT;
 	if (t->dir[k].end_max < min_end)
 		return 1;	/* the whole chunk ends before it */
 	if (vt_chunk_get(t, k, &ent) != SQLITE_OK)
 		return -EIO;
+	vt_ent_put(ent);	/* the cache keeps it until the next decode */
 	e = &ent->ev[id - t->dir[k].first];
+found:
 	*ev = (struct st_ev_brief){ .unit = t->dir[k].unit, .ts = e->ts, .dur = e->dur,
 				    .name = e->name, .depth = e->depth, .kind = e->kind };
-	vt_ent_put(ent);
 	return 0;
 }
 

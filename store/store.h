@@ -23,7 +23,7 @@
 #include "common/tc.h"
 
 /* Schema versions (PRAGMA user_version) of the two database kinds. */
-#define ST_TRACE_SCHEMA_VERSION 5
+#define ST_TRACE_SCHEMA_VERSION 6
 #define ST_CATALOG_SCHEMA_VERSION 1
 
 /* Device kinds (devices.kind). */
@@ -505,10 +505,12 @@ int st_conn_edges(struct st_conn *c, int64_t id, bool out, struct st_edge_end **
  * ends last (ts + dur; the larger source on equal ends, and of that
  * source's edges the first st_conn_edges() lists), as the store recorded
  * it when the trace was finished: its source into *@src (-1 when no stored
- * edge leads into @id) and kind into *@kind.  Return: 0, 1 when the store
- * cannot say (ask st_conn_edges()), -EAGAIN, -ENOMEM or -EIO.
+ * edge leads into @id), kind into *@kind and @id's end less the source's
+ * into *@lag (so the source's end is known without reading it).  Return:
+ * 0, 1 when the store cannot say (ask st_conn_edges()), -EAGAIN, -ENOMEM
+ * or -EIO.
  */
-int st_conn_crit(struct st_conn *c, int64_t id, int64_t *src, int *kind);
+int st_conn_crit(struct st_conn *c, int64_t id, int64_t *src, int *kind, int64_t *lag);
 
 /**
  * st_conn_label - the label of the first stored edge @src -> @dst of @kind

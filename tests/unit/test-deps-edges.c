@@ -285,15 +285,16 @@ crit_bad(struct st_conn *c, int *with_edges)
 	}
 	*with_edges = 0;
 	for (int64_t id = 0; id <= NEV; id++) {
-		int64_t src = -1;
-		int k = -1, rc = st_conn_crit(c, id, &src, &k);
+		int64_t src = -1, lag = -1;
+		int k = -1, rc = st_conn_crit(c, id, &src, &k, &lag);
 
 		*with_edges += best[id] != 0;
-		if (rc || src != best[id] - 1 || (best[id] && k != kind[id])) {
+		if (rc || src != best[id] - 1 ||
+		    (best[id] && (k != kind[id] || lag != ends[id] - ends[src]))) {
 			if (bad++ < 5)
-				printf("# crit of %lld: rc %d src %lld kind %d, want src %lld kind %d\n",
-				       (long long)id, rc, (long long)src, k,
-				       (long long)best[id] - 1, kind[id]);
+				printf("# crit of %lld: rc %d src %lld kind %d lag %lld, want src "
+				       "%lld kind %d\n", (long long)id, rc, (long long)src, k,
+				       (long long)lag, (long long)best[id] - 1, kind[id]);
 		}
 	}
 	free(best);
@@ -570,21 +571,52 @@ main(void)
 			     "UPDATE edge_blocks SET crit = NULL WHERE id = 3", NULL, NULL, NULL);
 		{
 			struct st_conn *c = st_conn_of(db);
-			int64_t src = 0;
+			int64_t src = 0, lag = 0;
 			int k = -1;
 
-			is_int(c ? st_conn_crit(c, 300, &src, &k) : 0, 1,
+			is_int(c ? st_conn_crit(c, 300, &src, &k, &lag) : 0, 1,
 			       "st_conn_crit in a block whose crit blob does not decode: 1");
-			is_int(c ? st_conn_crit(c, 800, &src, &k) : 0, 1,
+			is_int(c ? st_conn_crit(c, 800, &src, &k, &lag) : 0, 1,
 			       "and in one without a crit blob");
-			is_int(c ? st_conn_crit(c, 700, &src, &k) : -1, 0, "another block answers");
-			ok(src == 699 && k == 0, "with its edge (%lld, kind %d)", (long long)src, k);
-			is_int(c ? st_conn_crit(c, 0, &src, &k) : -1, 0, "an event without edges in");
+			is_int(c ? st_conn_crit(c, 700, &src, &k, &lag) : -1, 0, "another block answers");
+			ok(src == 699 && k == 0 && lag == ends[700] - ends[699],
+			   "with its edge (%lld, kind %d, ends %lld earlier)", (long long)src, k,
+			   (long long)lag);
+			is_int(c ? st_conn_crit(c, 0, &src, &k, &lag) : -1, 0, "an event without edges in");
 			ok(src == -1, "has none");
 		}
 		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", 700, 0);
 		is_str(g, "699>700:0:A[0:4];", "a lookup in another block still answers");
 		free(g);
+		sqlite3_close(db);
+		unlink(path);
+	}
+	/* ends too far apart for a 64-bit difference: the block has no crit blob */
+	{
+		static int64_t far[600];
+		sqlite3 *db = fresh_db(path);
+		struct st_edges *x = NULL;
+		struct tc_err err = { 0 };
+		struct st_conn *c;
+		int64_t src = 0, lag = 0;
+		int k = -1;
+
+		for (int i = 0; i < 600; i++)
+			far[i] = i;
+		far[1] = INT64_MIN;
+		far[2] = INT64_MAX;
+		is_int(st_edges_new(&x, db, 599, 1 << 20, path, &err), 0, "far-apart ends");
+		st_edges_set_ends(x, far);
+		st_edges_add(x, 1, 2, 0, "A", 1);	/* in block 0: INT64_MAX - INT64_MIN */
+		st_edges_add(x, 299, 300, 1, "B", 1);	/* in block 1: 1 */
+		is_int(st_edges_finish(x, NULL, NULL, &err), 0, "finishes");
+		st_edges_free(x);
+		c = st_conn_of(db);
+		is_int(c ? st_conn_crit(c, 2, &src, &k, &lag) : 0, 1,
+		       "st_conn_crit where the end difference does not fit: 1 (no blob)");
+		is_int(c ? st_conn_crit(c, 300, &src, &k, &lag) : -1, 0, "another block answers");
+		ok(src == 299 && k == 1 && lag == 1, "with its edge, ending 1 earlier (%lld, %d, %lld)",
+		   (long long)src, k, (long long)lag);
 		sqlite3_close(db);
 		unlink(path);
 	}
