@@ -30,6 +30,68 @@ tc_jw_free(struct tc_jw *w)
 	w->len = w->cap = 0;
 }
 
+/* A newline and @depth * @n spaces. */
+static void
+jw_newline(struct tc_jw *w, int n, int depth)
+{
+	size_t k = (size_t)n * (size_t)depth;
+	char *p = tc_jw_room(w, k + 1);
+
+	p[0] = '\n';
+	memset(p + 1, ' ', k);
+	w->len += k + 1;
+	w->p[w->len] = 0;
+}
+
+void
+tc_jw_indent(struct tc_jw *w, const char *s, size_t len, int n)
+{
+	int depth = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		size_t j = i;
+		char c = s[i];
+
+		switch (c) {
+		case '"':	/* the string as it is, escapes included */
+			for (j = i + 1; j < len && s[j] != '"'; j++)
+				if (s[j] == '\\')
+					j++;
+			j = j < len ? j : len - 1;
+			tc_jw_raw(w, s + i, j - i + 1);
+			i = j;
+			break;
+		case '{':
+		case '[':
+			if (i + 1 < len && s[i + 1] == (c == '{' ? '}' : ']')) {
+				tc_jw_raw(w, s + i, 2);	/* empty: {} or [] */
+				i++;
+				break;
+			}
+			tc_jw_raw(w, &c, 1);
+			jw_newline(w, n, ++depth);
+			break;
+		case '}':
+		case ']':
+			jw_newline(w, n, depth > 0 ? --depth : 0);
+			tc_jw_raw(w, &c, 1);
+			break;
+		case ',':
+			tc_jw_lit(w, ",");
+			jw_newline(w, n, depth);
+			break;
+		case ':':
+			tc_jw_lit(w, ": ");
+			break;
+		default:	/* numbers, true, false, null */
+			while (j + 1 < len && !strchr("\"{}[],:", s[j + 1]))
+				j++;
+			tc_jw_raw(w, s + i, j - i + 1);
+			i = j;
+		}
+	}
+}
+
 /* 10^0 .. 10^19, exact */
 static const uint64_t pow10_u64[20] = {
 	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,

@@ -73,6 +73,15 @@ void tc_jw_real(struct tc_jw *w, double v);
 void tc_jw_str(struct tc_jw *w, const char *s);
 /** tc_jw_strn - tc_jw_str() of @n bytes (may hold no NUL). */
 void tc_jw_strn(struct tc_jw *w, const char *s, size_t n);
+/**
+ * tc_jw_indent - append compact JSON text @s (@len bytes, as this writer or
+ * json_dumps(JSON_COMPACT) writes it: no whitespace outside strings) laid
+ * out as json_dumps(JSON_INDENT(@n)) lays it out: each member and element
+ * on its own line, @n spaces a level, ": " after keys, {} and [] when
+ * empty.  Strings and numbers are copied as they are (so non-ASCII stays
+ * escaped).  Not a validator: text that is not JSON comes out re-spaced.
+ */
+void tc_jw_indent(struct tc_jw *w, const char *s, size_t len, int n);
 /** tc_jw_free - release the text; tc_jw_free() of a zeroed writer is a no-op. */
 void tc_jw_free(struct tc_jw *w);
 

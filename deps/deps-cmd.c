@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/cmds.h"
+#include "common/tc-jw.h"
 #include "deps/deps.h"
 #include "store/library.h"
 
@@ -83,14 +84,21 @@ open_trace(const char *data, const char *id, sqlite3 **db, const char *cmd)
 	return rc;
 }
 
+/*
+ * Print answer @text (@len bytes of compact JSON, as the API sends it) with
+ * one member a line, and free it: a whole critical path is megabytes, and
+ * reading it into a JSON value to print it cost more than the walk.
+ */
 static void
-print_json(json_t *j)
+print_text(char *text, size_t len)
 {
-	char *s = json_dumps(j, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+	struct tc_jw w = { 0 };
 
-	if (s)
-		puts(s);
-	free(s);
+	tc_jw_indent(&w, text, len, 1);
+	if (w.p)
+		puts(w.p);
+	tc_jw_free(&w);
+	free(text);
 }
 
 static const char *
@@ -189,14 +197,25 @@ cmd_deps(int argc, char **argv)
 		data = cli_default_data_dir();
 	if (open_trace(data, argv[optind], &db, "deps"))
 		goto out;
+	if (json) {
+		size_t len;
+		char *text = deps_chain_text(db, eid, kinds, dir, (int)depth, (int)budget, &len,
+					     &err);
+
+		if (!text) {
+			fprintf(stderr, "neuron-explorer deps: %s\n", err.msg);
+			goto out;
+		}
+		print_text(text, len);
+		rc = 0;
+		goto out;
+	}
 	res = deps_chain(db, eid, kinds, dir, (int)depth, (int)budget, &err);
 	if (!res) {
 		fprintf(stderr, "neuron-explorer deps: %s\n", err.msg);
 		goto out;
 	}
-	if (json) {
-		print_json(res);
-	} else {
+	{
 		json_t *nodes = json_object_get(res, "nodes"), *e;
 		size_t i;
 
@@ -357,14 +376,25 @@ cmd_critical_path(int argc, char **argv)
 		data = cli_default_data_dir();
 	if (open_trace(data, argv[optind], &db, "critical-path"))
 		goto out;
+	if (json) {
+		size_t len;
+		char *text = deps_critical_path_text(db, eid, start, end, kinds, (int)max_hops,
+						     (int)budget, &len, &err);
+
+		if (!text) {
+			fprintf(stderr, "neuron-explorer critical-path: %s\n", err.msg);
+			goto out;
+		}
+		print_text(text, len);
+		rc = 0;
+		goto out;
+	}
 	res = deps_critical_path(db, eid, start, end, kinds, (int)max_hops, (int)budget, &err);
 	if (!res) {
 		fprintf(stderr, "neuron-explorer critical-path: %s\n", err.msg);
 		goto out;
 	}
-	if (json) {
-		print_json(res);
-	} else {
+	{
 		json_t *h;
 		size_t i;
 

@@ -161,11 +161,11 @@ pred_stored(struct dq *q, int64_t dst, int64_t dst_end, unsigned kinds,
 }
 
 /*
- * Among the stored edges into @dst (ending at @dst_end) of @kinds whose source is not in @seen,
- * the one whose source ends last (the larger source on equal ends), if it
- * ends at or after @bound: then *@next, *@kind, *@fin and *@label (malloc'd;
- * the previous one is freed) are its.  Return: 0 or -errno with the error
- * set.
+ * Among the stored edges into @dst (which ends at @dst_end) of @kinds whose
+ * source is not in @seen, the one whose source ends last (the larger source
+ * on equal ends), if it ends at or after @bound: then *@next, *@kind, *@fin
+ * and *@label (malloc'd; the previous one is freed) are its.  Return: 0 or
+ * -errno with the error set.
  */
 static int
 q_pred(struct dq *q, int64_t dst, int64_t dst_end, unsigned kinds, const struct dq_ids *seen,

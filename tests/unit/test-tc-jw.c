@@ -182,6 +182,38 @@ main(void)
 	tc_jw_strn(&w, "a\0b", 3);
 	is_str(w.p, "\"a\\u0000b\"", "an embedded NUL is escaped");
 
+	/* laid out as json_dumps(JSON_INDENT(n)) lays out the same value */
+	{
+		static const char *docs[] = {
+			"{}", "[]", "0", "\"a\"", "null",
+			"{\"a\":[],\"b\":{},\"c\":[{}],\"d\":[[],[1,-2.5e-07,true,false,null]]}",
+			"[\"{[,:]}\",\"q\\\"{\\\\\",\"\\u00e9\\n\",{\"k:,\":\"v]\"}]",
+			"{\"hops\":[{\"id\":1,\"name\":\"x\",\"kind\":null}],\"units\":[],"
+			"\"kinds\":{\"flow\":{\"hops\":2}},\"total_ns\":-9223372036854775808}",
+		};
+
+		for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+			for (int n = 1; n <= 3; n += 2) {
+				size_t flags = JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII | JSON_ENCODE_ANY;
+				json_t *v = json_loads(docs[i], JSON_DECODE_ANY, NULL);
+				/* the compact text as this writer (or Jansson) spells it */
+				char *in = v ? json_dumps(v, flags | JSON_COMPACT) : NULL;
+				char *want = v ? json_dumps(v, flags | JSON_INDENT(n)) : NULL;
+
+				w.len = 0;
+				if (in)
+					tc_jw_indent(&w, in, strlen(in), n);
+				ok(want && w.p && !strcmp(w.p, want),
+				   "tc_jw_indent %d of %s as Jansson lays it out", n, docs[i]);
+				if (want && w.p && strcmp(w.p, want))
+					printf("# got\n%s\n# want\n%s\n", w.p, want);
+				free(in);
+				free(want);
+				json_decref(v);
+			}
+		}
+	}
+
 	/* growth across many appends keeps the text whole */
 	w.len = 0;
 	for (int i = 0; i < 100000; i++)
