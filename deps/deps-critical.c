@@ -213,7 +213,6 @@ struct step {
 	int64_t unit, ts, dur;
 	int kind;	/* edge from the previous hop, -1 for the first */
 	int64_t cover;	/* start of the outermost slice around it on the path, else INT64_MAX */
-	int64_t wait, work;	/* the hop's share of the path */
 };
 
 /* Slices the path went down into (through their last child), still around it. */
@@ -226,6 +225,7 @@ struct hop {
 	int64_t id;
 	char *name;	/* malloc'd */
 	char *label;	/* malloc'd or NULL */
+	int64_t wait, work;	/* the hop's share of the path */
 };
 
 struct unit_sum {
@@ -325,27 +325,31 @@ unit_sum_of(struct unit_sums *s, int64_t unit)
 }
 
 /*
- * The path's time per unit, largest working share first: [{"unit", "hops",
- * "work_ns", "wait_ns"}] (a hop's waiting counts on the unit that waited).
+ * Add a hop's @wait and @work on @unit to @s; *@cur: the sum added to last
+ * (a path stays on a unit for a while).
  */
 static void
-units_json(struct tc_jw *w, const struct step *hops, size_t n)
+unit_add(struct unit_sums *s, struct unit_sum **cur, int64_t unit, int64_t wait, int64_t work)
 {
-	struct unit_sums s = { 0 };
-	struct unit_sum *cur = NULL, *u;
-	size_t m;
+	if (!*cur || (*cur)->unit != unit)
+		*cur = unit_sum_of(s, unit);
+	(*cur)->hops++;
+	(*cur)->work += work;
+	(*cur)->wait += wait;
+}
 
-	/* not a sort of the hops: a path has few units, and stays on one for a while */
-	for (size_t k = 0; k < n; k++) {
-		if (!cur || cur->unit != hops[k].unit)
-			cur = unit_sum_of(&s, hops[k].unit);
-		cur->hops++;
-		cur->work += hops[k].work;
-		cur->wait += hops[k].wait;
-	}
-	free(s.at);
-	u = s.u;
-	m = s.n;
+/*
+ * The path's time per unit from its sums @s (freed), largest working share
+ * first: [{"unit", "hops", "work_ns", "wait_ns"}] (a hop's waiting counts on
+ * the unit that waited).
+ */
+static void
+units_json(struct tc_jw *w, struct unit_sums *s)
+{
+	struct unit_sum *u = s->u;
+	size_t m = s->n;
+
+	free(s->at);
 	if (m)	/* qsort(NULL, 0) is undefined */
 		qsort(u, m, sizeof(*u), unit_sum_by_share);
 	tc_jw_lit(w, "[");
@@ -364,26 +368,20 @@ units_json(struct tc_jw *w, const struct step *hops, size_t n)
 	}
 	tc_jw_lit(w, "]");
 	free(u);
+	*s = (struct unit_sums){ 0 };
 }
 
 /*
- * The path's time by the kind of edge that led into each hop: {"flow":
- * {"hops", "work_ns", "wait_ns"}, ...} for the kinds on the path (the first
- * hop has none).  Waiting is what that kind of dependency cost.
+ * The path's time by the kind of edge that led into each hop, from the sums
+ * @c (hops, work, wait of each kind): {"flow": {"hops", "work_ns",
+ * "wait_ns"}, ...} for the kinds on the path (the first hop has none).
+ * Waiting is what that kind of dependency cost.
  */
 static void
-kinds_json(struct tc_jw *w, const struct step *hops, size_t n)
+kinds_json(struct tc_jw *w, int64_t c[ST_EDGE_NKINDS][3])
 {
-	int64_t c[ST_EDGE_NKINDS][3] = { { 0 } };
 	bool first = true;
 
-	for (size_t k = 0; k + 1 < n; k++) {	/* hops[n - 1] is the first hop */
-		if (hops[k].kind < 0 || hops[k].kind >= ST_EDGE_NKINDS)
-			continue;
-		c[hops[k].kind][0]++;
-		c[hops[k].kind][1] += hops[k].work;
-		c[hops[k].kind][2] += hops[k].wait;
-	}
 	tc_jw_lit(w, "{");
 	for (int k = 0; k < ST_EDGE_NKINDS; k++) {
 		if (!c[k][0])
@@ -418,6 +416,9 @@ deps_critical_path_text(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t 
 	size_t n = 0, nh = 0, cap = 0;
 	int64_t cur, wait_sum = 0, work_sum = 0, frontier, start;
 	struct tc_jw w = { 0 };
+	struct unit_sums usums = { 0 };
+	struct unit_sum *ucur = NULL;
+	int64_t ksums[ST_EDGE_NKINDS][3] = { { 0 } };
 	char *res = NULL;
 	bool truncated = false, clipped = false;
 
@@ -543,17 +544,29 @@ deps_critical_path_text(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t 
 					    TC_MIN(frontier, start_ns)) :
 				     TC_MIN(frontier, steps[n - 1].cover);
 	start = frontier;
+	/* one pass: a whole path is millions of bytes of steps */
 	for (size_t k = n; k-- > 0;) {
-		struct step *h = &steps[k];
+		const struct step *h = &steps[k];
 		int64_t end = h->ts + h->dur, from = TC_MAX(h->ts, frontier);
-
 		/* a gap inside a slice the path went down into is that slice's own work */
-		h->wait = TC_MAX(TC_MIN(h->ts, h->cover) - frontier, (int64_t)0);
-		h->work = TC_MAX(end - from, (int64_t)0) +
-			  TC_MAX(h->ts - TC_MAX(frontier, h->cover), (int64_t)0);
-		wait_sum += h->wait;
-		work_sum += h->work;
+		int64_t wait = TC_MAX(TC_MIN(h->ts, h->cover) - frontier, (int64_t)0);
+		int64_t work = TC_MAX(end - from, (int64_t)0) +
+			       TC_MAX(h->ts - TC_MAX(frontier, h->cover), (int64_t)0);
+
+		wait_sum += wait;
+		work_sum += work;
 		frontier = TC_MAX(frontier, end);
+		unit_add(&usums, &ucur, h->unit, wait, work);
+		/* steps[k].kind is the edge from hop k + 1 into hop k; the first hop has none */
+		if (k + 1 < n && h->kind >= 0 && h->kind < ST_EDGE_NKINDS) {
+			ksums[h->kind][0]++;
+			ksums[h->kind][1] += work;
+			ksums[h->kind][2] += wait;
+		}
+		if (k < nh) {
+			hops[k].wait = wait;
+			hops[k].work = work;
+		}
 	}
 	/* the latest nh hops; steps[k].kind is the edge from hop k + 1 into hop k */
 	tc_jw_lit(&w, "{\"hops\":[");
@@ -563,9 +576,9 @@ deps_critical_path_text(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t 
 
 		dq_ev_jw(&w, hops[k].id, hops[k].name, h->unit, h->ts, h->dur);
 		tc_jw_lit(&w, ",\"wait_ns\":");
-		tc_jw_i64(&w, h->wait);
+		tc_jw_i64(&w, hops[k].wait);
 		tc_jw_lit(&w, ",\"work_ns\":");
-		tc_jw_i64(&w, h->work);
+		tc_jw_i64(&w, hops[k].work);
 		tc_jw_lit(&w, ",\"kind\":");
 		tc_jw_str(&w, edge ? st_edge_kind_name(h->kind) : NULL);
 		tc_jw_lit(&w, ",\"label\":");
@@ -578,9 +591,9 @@ deps_critical_path_text(sqlite3 *db, int64_t end_eid, int64_t start_ns, int64_t 
 	tc_jw_lit(&w, "],\"hops_total\":");
 	tc_jw_i64(&w, (int64_t)n);
 	tc_jw_lit(&w, ",\"units\":");
-	units_json(&w, steps, n);
+	units_json(&w, &usums);
 	tc_jw_lit(&w, ",\"kinds\":");
-	kinds_json(&w, steps, n);
+	kinds_json(&w, ksums);
 	tc_jw_lit(&w, ",\"total_ns\":");
 	tc_jw_i64(&w, frontier - start);
 	tc_jw_lit(&w, ",\"wait_ns\":");
@@ -602,6 +615,8 @@ out:
 	free(hops);
 	free(steps);
 	free(ar);
+	free(usums.u);
+	free(usums.at);
 	dq_ids_free(&seen);
 	tc_jw_free(&w);
 	dq_done(&q);
