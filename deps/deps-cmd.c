@@ -87,18 +87,24 @@ open_trace(const char *data, const char *id, sqlite3 **db, const char *cmd)
 /*
  * Print answer @text (@len bytes of compact JSON, as the API sends it) with
  * one member a line, and free it: a whole critical path is megabytes, and
- * reading it into a JSON value to print it cost more than the walk.
+ * reading it into a JSON value to print it cost more than the walk.  NULL:
+ * command @cmd failed with @err, which is said.  Return: the exit status.
  */
-static void
-print_text(char *text, size_t len)
+static int
+print_text(const char *cmd, char *text, size_t len, const struct tc_err *err)
 {
 	struct tc_jw w = { 0 };
 
+	if (!text) {
+		fprintf(stderr, "neuron-explorer %s: %s\n", cmd, err->msg);
+		return 1;
+	}
 	tc_jw_indent(&w, text, len, 1);
 	if (w.p)
 		puts(w.p);
 	tc_jw_free(&w);
 	free(text);
+	return 0;
 }
 
 static const char *
@@ -202,12 +208,7 @@ cmd_deps(int argc, char **argv)
 		char *text = deps_chain_text(db, eid, kinds, dir, (int)depth, (int)budget, &len,
 					     &err);
 
-		if (!text) {
-			fprintf(stderr, "neuron-explorer deps: %s\n", err.msg);
-			goto out;
-		}
-		print_text(text, len);
-		rc = 0;
+		rc = print_text("deps", text, len, &err);
 		goto out;
 	}
 	res = deps_chain(db, eid, kinds, dir, (int)depth, (int)budget, &err);
@@ -381,12 +382,7 @@ cmd_critical_path(int argc, char **argv)
 		char *text = deps_critical_path_text(db, eid, start, end, kinds, (int)max_hops,
 						     (int)budget, &len, &err);
 
-		if (!text) {
-			fprintf(stderr, "neuron-explorer critical-path: %s\n", err.msg);
-			goto out;
-		}
-		print_text(text, len);
-		rc = 0;
+		rc = print_text("critical-path", text, len, &err);
 		goto out;
 	}
 	res = deps_critical_path(db, eid, start, end, kinds, (int)max_hops, (int)budget, &err);
