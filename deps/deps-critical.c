@@ -125,39 +125,48 @@ pred_direct(struct dq *q, int64_t dst, unsigned kinds, const struct dq_ids *seen
 
 /*
  * pred_direct()'s answer from what the store recorded of @dst (ending at
- * @dst_end) when the trace was finished (st_conn_crit()): the stored edge
- * into it whose source ends last, and when that source ends.  If it ends
- * before @bound, none does; if its kind is in @kinds and it is not in
- * @seen, no other can beat it (it is read then, and must end as recorded).
- * Return: 0 when that settles it, 1 when every edge must be read (another
- * kind, a visited source, a store that cannot say).
+ * @dst_end) when the trace was finished (st_conn_crit()): the source of
+ * edges into it that ends last, and the one after it, with their ends.  A
+ * source that ends before @bound settles it (none; no other ends later).
+ * The first source not in @seen whose edge's kind is in @kinds can be taken
+ * (it is read, and must end as recorded); one of another kind cannot be
+ * passed over (another edge of it may be of the kinds), nor can the second
+ * when it is visited too.  Return: 0 when that settles it, 1 when every
+ * edge must be read (those cases, a store that cannot say).
  */
 static int
 pred_stored(struct dq *q, int64_t dst, int64_t dst_end, unsigned kinds,
 	    const struct dq_ids *seen, int64_t bound, int64_t *best, int64_t *best_fin,
 	    int *best_kind)
 {
+	struct st_crit c[2];
 	struct st_ev_brief b;
-	int64_t src, f, lag;
-	int kind;
+	int64_t f;
 
-	if (!dq_conn(q) || st_conn_crit(q->sc, dst, &src, &kind, &lag))
+	if (!dq_conn(q) || st_conn_crit(q->sc, dst, 1, c))
 		return 1;
-	if (src < 0)
-		return 0;	/* no stored edge into it */
-	if (__builtin_sub_overflow(dst_end, lag, &f))
-		return 1;
-	if (f < bound)
+	for (int w = 0; w < 2; w++) {
+		if (w && st_conn_crit(q->sc, dst, 2, c))
+			return 1;
+		if (c[w].src < 0)
+			return 0;	/* no (other) stored edge into it */
+		if (__builtin_sub_overflow(dst_end, c[w].lag, &f))
+			return 1;
+		if (f < bound)
+			return 0;
+		if (!((1u << c[w].kind) & kinds))
+			return 1;
+		if (dq_ids_has(seen, c[w].src))
+			continue;	/* visited: the next source, if it ends late enough */
+		if (st_conn_event(q->sc, c[w].src, &b) ||
+		    (int64_t)((uint64_t)b.ts + (uint64_t)b.dur) != f)
+			return 1;	/* not as recorded: the edges say */
+		*best = c[w].src;
+		*best_fin = f;
+		*best_kind = c[w].kind;
 		return 0;
-	if (!((1u << kind) & kinds) || dq_ids_has(seen, src))
-		return 1;
-	if (st_conn_event(q->sc, src, &b) ||
-	    (int64_t)((uint64_t)b.ts + (uint64_t)b.dur) != f)
-		return 1;	/* not as recorded: the edges say */
-	*best = src;
-	*best_fin = f;
-	*best_kind = kind;
-	return 0;
+	}
+	return 1;	/* both visited */
 }
 
 /*

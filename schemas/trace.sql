@@ -1,5 +1,5 @@
 -- SPDX-License-Identifier: MIT
--- schemas/trace.sql - one finished trace (DATA/traces/<id>.db), version 6.
+-- schemas/trace.sql - one finished trace (DATA/traces/<id>.db), version 7.
 -- PRAGMA user_version holds the version; see docs/architecture.md for the
 -- migration story (a newer binary re-ingests from DATA/raw when a trace's
 -- version is older than it can read).
@@ -92,7 +92,7 @@ CREATE TABLE event_data (
 -- sorted by src), each blob led by an index of its 64 groups of 4 events
 -- (version 4), and for each event the edge in whose source ends last
 -- (crit, version 5: the critical path follows it; version 6: with how much
--- earlier than the event its source ends).  Labels are ids into edge_labels, whose row g holds the
+-- earlier than the event its source ends; version 7: and the next source).  Labels are ids into edge_labels, whose row g holds the
 -- texts of labels 256g..256g+255.  Every connection that opens a trace
 -- through neuron-explorer sees them as the read-only virtual table `edges`
 -- (store/st-edges.c) with the columns src, dst, kind and label, looked up by

@@ -886,6 +886,7 @@ struct st_crit_tmp {
 	int64_t *src, *end;	/* tc_xrealloc'd, @cap each */
 	uint32_t *at;		/* the dst less the block's first << ST_EDGE_KIND_BITS | kind */
 	size_t cap;
+	uint8_t *second;	/* the blob's second part as it is written (tc_xmalloc'd) */
 };
 
 static void
@@ -894,19 +895,32 @@ st_crit_tmp_free(struct st_crit_tmp *t)
 	free(t->src);
 	free(t->end);
 	free(t->at);
+	free(t->second);
+}
+
+/* uvarint 1 + (zigzag(src - dst) << 3 | kind), uvarint zigzag(lag) at @p: its length */
+static size_t
+st_crit_put(uint8_t *p, int64_t src, int64_t dst, uint32_t kind, int64_t lag)
+{
+	size_t n = tc_uvarint_put(p, 1 + (tc_zigzag(src - dst) << ST_EDGE_KIND_BITS | kind));
+
+	return n + tc_uvarint_put(p + n, tc_zigzag(lag));
 }
 
 /*
  * The crit blob of the block at @block_base into @buf, from its ins blob
- * (@ins, @len bytes, as st_edges_enc_in() wrote it) and event @ends: per
- * event of the block from the first up to the last with edges in, uvarint
- * 0 for none, else of the edge into it whose source ends last (the larger
- * source on equal ends; of its edges, the first in the ins) uvarint 1 +
- * (zigzag(src - dst) << 3 | kind) then uvarint zigzag(end of dst - end of
- * src).  Its size (0 for none: no blob, also when an end difference does
- * not fit in 64 bits).  The critical path's walk reads it instead of every
- * edge's source, and knows when that source ends without reading it
- * (deps/deps-critical.c).
+ * (@ins, @len bytes, as st_edges_enc_in() wrote it) and event @ends, in two
+ * parts, the first led by its length (uvarint).  Each has an entry per
+ * event of the block from the first up to the last with edges in: uvarint
+ * 0 for none, else a source of its edges as uvarint 1 + (zigzag(src - dst)
+ * << 3 | kind of its first edge in the ins) then uvarint zigzag(end of dst
+ * - end of src).  The first part gives the source that ends last (the
+ * larger source on equal ends), the second the next one in that order.
+ * Its size (0 for none: no blob, also when an end difference does not fit
+ * in 64 bits).  The critical path's walk reads it instead of every edge's
+ * source, and knows when they end without reading them
+ * (deps/deps-critical.c); it decodes the second part of a block only when
+ * it visited a first source already.
  *
  * In three passes: the entries are read, then their sources' ends (loads
  * that do not wait for each other: the sources lie anywhere in @ends, and
@@ -918,12 +932,16 @@ st_edges_enc_crit(const uint8_t *ins, size_t len, uint32_t block_base, const int
 {
 	const uint8_t *q = ins + ST_EDGE_IDX, *end = ins + len;
 	int64_t cur = block_base;
-	uint8_t *p = buf;
+	/* the first part after room for its length, the second aside */
+	uint8_t *p = buf + TC_VARINT_MAX, *p2;
 	uint32_t next = 0;	/* the first event of the block not yet written */
-	size_t n = 0;
+	size_t n = 0, len1, len2, lp;
 
 	if (!len)
 		return 0;
+	if (!t->second)
+		t->second = tc_xmalloc(ST_EDGE_BLOCK * 2 * TC_VARINT_MAX);
+	p2 = t->second;
 	while (q < end) {
 		struct ev_entry e;
 
@@ -943,24 +961,42 @@ st_edges_enc_crit(const uint8_t *ins, size_t len, uint32_t block_base, const int
 		t->end[k] = ends[t->src[k]];
 	for (size_t k = 0; k < n;) {
 		uint32_t slot = t->at[k] >> ST_EDGE_KIND_BITS;
-		size_t best = k;
-		int64_t lag;
+		int64_t dst = (int64_t)(block_base + slot), lag;
+		size_t first = k, best = k, second = SIZE_MAX;
 
 		for (k++; k < n && t->at[k] >> ST_EDGE_KIND_BITS == slot; k++)
 			if (t->end[k] > t->end[best] ||
 			    (t->end[k] == t->end[best] && t->src[k] > t->src[best]))
 				best = k;
-		for (; next < slot; next++)
+		/* the next source in the same order: another source, its first edge */
+		for (size_t j = first; j < k; j++)
+			if (t->src[j] != t->src[best] &&
+			    (second == SIZE_MAX || t->end[j] > t->end[second] ||
+			     (t->end[j] == t->end[second] && t->src[j] > t->src[second])))
+				second = j;
+		for (; next < slot; next++) {
 			*p++ = 0;
-		p += tc_uvarint_put(p, 1 + (tc_zigzag(t->src[best] - (int64_t)(block_base + slot))
-					    << ST_EDGE_KIND_BITS |
-					    (t->at[best] & ST_EDGE_KIND_MASK)));
-		if (__builtin_sub_overflow(ends[block_base + slot], t->end[best], &lag))
+			*p2++ = 0;
+		}
+		if (__builtin_sub_overflow(ends[dst], t->end[best], &lag))
 			return 0;
-		p += tc_uvarint_put(p, tc_zigzag(lag));
+		p += st_crit_put(p, t->src[best], dst, t->at[best] & ST_EDGE_KIND_MASK, lag);
+		if (second == SIZE_MAX) {
+			*p2++ = 0;
+		} else {
+			if (__builtin_sub_overflow(ends[dst], t->end[second], &lag))
+				return 0;
+			p2 += st_crit_put(p2, t->src[second], dst,
+					  t->at[second] & ST_EDGE_KIND_MASK, lag);
+		}
 		next = slot + 1;
 	}
-	return (size_t)(p - buf);
+	len1 = (size_t)(p - (buf + TC_VARINT_MAX));
+	len2 = (size_t)(p2 - t->second);
+	lp = tc_uvarint_put(buf, len1);
+	memmove(buf + lp, buf + TC_VARINT_MAX, len1);
+	memcpy(buf + lp + len1, t->second, len2);
+	return lp + len1 + len2;
 }
 
 /*
@@ -1035,8 +1071,8 @@ st_edges_pack(struct st_edges *x, uint32_t p, struct st_packer *k, struct st_pac
 	/* a bound for all the blocks of the partition */
 	need = si->bytes + si->count * TC_VARINT_MAX + so->count * 3 * TC_VARINT_MAX +
 	       2 * ST_EDGE_IDX * (nids / ST_EDGE_BLOCK + 1);
-	if (x->ends)	/* two varints an event */
-		need += (nids / ST_EDGE_BLOCK + 1) * ST_EDGE_BLOCK * 2 * TC_VARINT_MAX;
+	if (x->ends)	/* four varints an event, and a length */
+		need += (nids / ST_EDGE_BLOCK + 1) * (ST_EDGE_BLOCK * 4 + 1) * TC_VARINT_MAX;
 	if (need > pk->cap) {
 		pk->cap = need;
 		free(pk->buf);
@@ -1325,9 +1361,18 @@ struct ev_view {
 struct ev_crit {
 	int64_t block;		/* -1: none */
 	bool known;		/* false: no blob (or a damaged one): the walk reads the edges */
-	uint32_t src[ST_EDGE_BLOCK];	/* 1 + the source, 0: no edge in */
-	uint8_t kind[ST_EDGE_BLOCK];
-	int64_t lag[ST_EDGE_BLOCK];	/* the event's end less the source's */
+	/* [i][0]: the source that ends last, [i][1]: the next one */
+	uint32_t src[ST_EDGE_BLOCK][2];	/* 1 + the source, 0: none */
+	uint8_t kind[ST_EDGE_BLOCK][2];
+	int64_t lag[ST_EDGE_BLOCK][2];	/* the event's end less the source's */
+	/*
+	 * The blob's second part, decoded when first asked: 0 not yet, 1
+	 * decoded, -1 it does not decode; its bytes kept until then.
+	 */
+	int second;
+	int nslots;		/* entries in each part */
+	size_t len2;
+	uint8_t part2[ST_EDGE_BLOCK * 2 * TC_VARINT_MAX];
 };
 
 struct ev_vtab {
@@ -2127,6 +2172,38 @@ st_conn_edges(struct st_conn *c, int64_t id, bool out, struct st_edge_end **v, s
 }
 
 /*
+ * Decode part @w (0 or 1) of a crit blob, @q to @end, into @k's entries of
+ * block @block.  Return: the number of entries, -1 when it does not decode.
+ */
+static int
+ev_crit_part(const uint8_t *q, const uint8_t *end, int64_t block, int w, struct ev_crit *k)
+{
+	int64_t dst = block * ST_EDGE_BLOCK;
+	int i = 0;
+
+	for (; q < end && i < ST_EDGE_BLOCK; i++, dst++) {
+		/* an entry is two varints at most: no bound checks per byte where they fit */
+		bool room = end - q >= 2 * TC_VARINT_MAX;
+		uint64_t v, lag;
+		int64_t src;
+
+		if (room ? tc_uvarint_get_room(&q, &v) : tc_uvarint_get(&q, end, &v))
+			return -1;
+		if (!v)
+			continue;
+		v--;
+		if (__builtin_add_overflow(dst, tc_unzigzag(v >> ST_EDGE_KIND_BITS), &src) ||
+		    src < 0 || src >= UINT32_MAX ||
+		    (room ? tc_uvarint_get_room(&q, &lag) : tc_uvarint_get(&q, end, &lag)))
+			return -1;
+		k->src[i][w] = (uint32_t)src + 1;
+		k->kind[i][w] = (uint8_t)(v & ST_EDGE_KIND_MASK);
+		k->lag[i][w] = tc_unzigzag(lag);
+	}
+	return q == end ? i : -1;	/* all of it decoded */
+}
+
+/*
  * Decode block @block's crit blob into @k.  Return: SQLITE_OK (k->known
  * false when it has none or it does not decode) or an error.
  */
@@ -2152,38 +2229,27 @@ ev_crit_load(struct ev_vtab *vt, int64_t block, struct ev_crit *k)
 	}
 	q = sqlite3_column_blob(vt->get_crit, 0);
 	end = q + sqlite3_column_bytes(vt->get_crit, 0);
+	k->second = 0;
+	k->nslots = 0;
 	if (q && q < end) {
-		int64_t dst = block * ST_EDGE_BLOCK;
-		int i = 0;
+		uint64_t len1;
 
-		for (; q < end && i < ST_EDGE_BLOCK; i++, dst++) {
-			uint64_t v, lag;
-			int64_t src;
+		if (!tc_uvarint_get(&q, end, &len1) && len1 <= (uint64_t)(end - q) &&
+		    (size_t)(end - q) - len1 <= sizeof(k->part2)) {
+			const uint8_t *e1 = q + len1;
 
-			/* an entry is two varints at most: no bound checks per byte where they fit */
-			bool room = end - q >= 2 * TC_VARINT_MAX;
-
-			if (room ? tc_uvarint_get_room(&q, &v) : tc_uvarint_get(&q, end, &v))
-				break;
-			if (!v)
-				continue;
-			v--;
-			if (__builtin_add_overflow(dst, tc_unzigzag(v >> ST_EDGE_KIND_BITS), &src) ||
-			    src < 0 || src >= UINT32_MAX ||
-			    (room ? tc_uvarint_get_room(&q, &lag) : tc_uvarint_get(&q, end, &lag)))
-				break;
-			k->src[i] = (uint32_t)src + 1;
-			k->kind[i] = (uint8_t)(v & ST_EDGE_KIND_MASK);
-			k->lag[i] = tc_unzigzag(lag);
+			k->nslots = ev_crit_part(q, e1, block, 0, k);
+			k->known = k->nslots >= 0;
+			k->len2 = (size_t)(end - e1);
+			memcpy(k->part2, e1, k->len2);
 		}
-		k->known = q == end;	/* all of it decoded */
 	}
 	sqlite3_reset(vt->get_crit);
 	return SQLITE_OK;
 }
 
 int
-st_conn_crit(struct st_conn *c, int64_t id, int64_t *src, int *kind, int64_t *lag)
+st_conn_crit(struct st_conn *c, int64_t id, int n, struct st_crit *out)
 {
 	struct ev_vtab *vt = c ? c->edges : NULL;
 	int64_t block = id / ST_EDGE_BLOCK;
@@ -2205,9 +2271,15 @@ st_conn_crit(struct st_conn *c, int64_t id, int64_t *src, int *kind, int64_t *la
 		return -EIO;
 	if (!k->known)
 		return 1;
-	*src = (int64_t)k->src[id % ST_EDGE_BLOCK] - 1;
-	*kind = k->kind[id % ST_EDGE_BLOCK];
-	*lag = k->lag[id % ST_EDGE_BLOCK];
+	if (n > 1 && !k->second)	/* the same number of entries as the first part */
+		k->second = ev_crit_part(k->part2, k->part2 + k->len2, block, 1, k) == k->nslots ?
+			    1 : -1;
+	if (n > 1 && k->second < 0)
+		return 1;
+	for (int w = 0; w < n && w < 2; w++)
+		out[w] = (struct st_crit){ .src = (int64_t)k->src[id % ST_EDGE_BLOCK][w] - 1,
+					   .kind = k->kind[id % ST_EDGE_BLOCK][w],
+					   .lag = k->lag[id % ST_EDGE_BLOCK][w] };
 	return 0;
 }
 

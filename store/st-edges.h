@@ -28,15 +28,17 @@
  * block's first id (0 when there is none): the id the first entry's delta is
  * taken from.
  *
- *   crit: for the critical path's walk, each event's edge in whose source
- *         ends last (the larger source on equal ends; of that source's
- *         edges, the first in the ins): per event from the
+ *   crit: for the critical path's walk, of each event's edges in, the
+ *         source that ends last (the larger source on equal ends; the kind
+ *         of that source's first edge in the ins) and the next source in
+ *         that order, in two parts: uvarint length of the first part, then
+ *         the first part, then the second.  Each part: per event from the
  *         block's first up to the last with edges in (events past the blob
  *         have none), 0 for none, else 1 + (zigzag(src - dst) << 3 | kind)
  *         then zigzag(end of dst - end of src), so that the walk knows when
  *         the source ends without reading it (no blob when a difference
- *         does not fit in 64 bits).  No index: a reader decodes the whole
- *         blob (at most 512 varints).
+ *         does not fit in 64 bits).  No index: a reader decodes a whole
+ *         part (at most 512 varints), the second only when asked.
  *
  * NULL when a block has no edge that way.  The label part is uvarint
  * x << 3 | kind, where x is 0 for no label, else t << 2 | form:

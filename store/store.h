@@ -23,7 +23,7 @@
 #include "common/tc.h"
 
 /* Schema versions (PRAGMA user_version) of the two database kinds. */
-#define ST_TRACE_SCHEMA_VERSION 6
+#define ST_TRACE_SCHEMA_VERSION 7
 #define ST_CATALOG_SCHEMA_VERSION 1
 
 /* Device kinds (devices.kind). */
@@ -500,17 +500,25 @@ int64_t st_conn_end_bound(struct st_conn *c, int64_t id);
 int st_conn_edges(struct st_conn *c, int64_t id, bool out, struct st_edge_end **v, size_t *n,
 		  size_t *cap);
 
+/** struct st_crit - a source of edges into an event, as st_conn_crit() gives it. */
+struct st_crit {
+	int64_t src;	/* -1: none */
+	int kind;	/* of its first edge into the event */
+	int64_t lag;	/* the event's end less the source's */
+};
+
 /**
- * st_conn_crit - of the stored edges into event @id, the one whose source
- * ends last (ts + dur; the larger source on equal ends, and of that
- * source's edges the first st_conn_edges() lists), as the store recorded
- * it when the trace was finished: its source into *@src (-1 when no stored
- * edge leads into @id), kind into *@kind and @id's end less the source's
- * into *@lag (so the source's end is known without reading it).  Return:
- * 0, 1 when the store cannot say (ask st_conn_edges()), -EAGAIN, -ENOMEM
- * or -EIO.
+ * st_conn_crit - of the sources of stored edges into event @id, the one
+ * that ends last (ts + dur; the larger source on equal ends) into @out[0]
+ * and, when @n is 2, the one after it in that order into @out[1], as the
+ * store recorded them when the trace was finished: each source (-1 when
+ * there is none), the kind of its edge that st_conn_edges() lists first,
+ * and @id's end less the source's (so its end is known without reading
+ * it).  Asking for one costs less: the second sources of a block are
+ * decoded when first asked.  Return: 0, 1 when the store cannot say (ask
+ * st_conn_edges()), -EAGAIN, -ENOMEM or -EIO.
  */
-int st_conn_crit(struct st_conn *c, int64_t id, int64_t *src, int *kind, int64_t *lag);
+int st_conn_crit(struct st_conn *c, int64_t id, int n, struct st_crit *out);
 
 /**
  * st_conn_label - the label of the first stored edge @src -> @dst of @kind

@@ -262,40 +262,62 @@ direct_bad(sqlite3 *db, struct st_conn *c, const int64_t *ids, size_t n)
 /* Each event's end for st_edges_set_ends(): few distinct values, so that ends tie often. */
 static int64_t ends[NEV + 1];
 
+/* Whether source @a (ending at @ea) goes before @b (ending at @eb): later end, then larger id. */
+static bool
+crit_before(int64_t a, int64_t ea, int64_t b, int64_t eb)
+{
+	return b < 0 || ea > eb || (ea == eb && a > b);
+}
+
 /*
  * How many events st_conn_crit() answers differently from the edges that
- * went in: the edge into it whose source ends last (the larger source on a
- * tie), the first added of that source's, or none.
+ * went in: the source of edges into it that ends last (the larger source on
+ * a tie) and the next source in that order, each with the kind of its first
+ * edge added and the event's end less its own, or none.
  */
 static int
-crit_bad(struct st_conn *c, int *with_edges)
+crit_bad(struct st_conn *c, int *with_edges, int *with_two)
 {
-	int64_t *best = tc_xcalloc(NEV + 1, sizeof(*best));
-	int *kind = tc_xcalloc(NEV + 1, sizeof(*kind));
+	int64_t (*best)[2] = tc_xcalloc(NEV + 1, sizeof(*best));
+	int (*kind)[2] = tc_xcalloc(NEV + 1, sizeof(*kind));
 	int bad = 0;
 
+	for (int64_t id = 0; id <= NEV; id++)
+		best[id][0] = best[id][1] = -1;
 	for (size_t i = 0; i < nedges; i++) {	/* in the order they were added */
 		const struct want *e = &edges[i];
-		int64_t b = best[e->dst] - 1;
+		int64_t *b = best[e->dst];
+		int *k = kind[e->dst];
 
-		if (b < 0 || ends[e->src] > ends[b] || (ends[e->src] == ends[b] && e->src > b)) {
-			best[e->dst] = e->src + 1;
-			kind[e->dst] = e->kind;
+		if (e->src == b[0] || e->src == b[1])
+			continue;	/* a source's first edge gives its kind */
+		if (crit_before(e->src, ends[e->src], b[0], b[0] < 0 ? 0 : ends[b[0]])) {
+			b[1] = b[0];
+			k[1] = k[0];
+			b[0] = e->src;
+			k[0] = e->kind;
+		} else if (crit_before(e->src, ends[e->src], b[1], b[1] < 0 ? 0 : ends[b[1]])) {
+			b[1] = e->src;
+			k[1] = e->kind;
 		}
 	}
-	*with_edges = 0;
+	*with_edges = *with_two = 0;
 	for (int64_t id = 0; id <= NEV; id++) {
-		int64_t src = -1, lag = -1;
-		int k = -1, rc = st_conn_crit(c, id, &src, &k, &lag);
+		struct st_crit got[2] = { { .src = -2 }, { .src = -2 } };
+		int rc = st_conn_crit(c, id, 2, got), wrong = rc != 0;
 
-		*with_edges += best[id] != 0;
-		if (rc || src != best[id] - 1 ||
-		    (best[id] && (k != kind[id] || lag != ends[id] - ends[src]))) {
-			if (bad++ < 5)
-				printf("# crit of %lld: rc %d src %lld kind %d lag %lld, want src "
-				       "%lld kind %d\n", (long long)id, rc, (long long)src, k,
-				       (long long)lag, (long long)best[id] - 1, kind[id]);
-		}
+		*with_edges += best[id][0] >= 0;
+		*with_two += best[id][1] >= 0;
+		for (int w = 0; w < 2 && !wrong; w++)
+			wrong = got[w].src != best[id][w] ||
+				(best[id][w] >= 0 && (got[w].kind != kind[id][w] ||
+						      got[w].lag != ends[id] - ends[best[id][w]]));
+		if (wrong && bad++ < 5)
+			printf("# crit of %lld: rc %d src %lld, %lld kind %d, %d; want %lld, %lld "
+			       "kind %d, %d\n", (long long)id, rc, (long long)got[0].src,
+			       (long long)got[1].src, got[0].kind, got[1].kind,
+			       (long long)best[id][0], (long long)best[id][1], kind[id][0],
+			       kind[id][1]);
 	}
 	free(best);
 	free(kind);
@@ -373,11 +395,12 @@ round_trip(const char *path, size_t ram, const char *what)
 		ids[n++] = -3;
 		ok(c != NULL, "%s: st_conn_of", what);
 		{
-			int with = 0;
+			int with = 0, two = 0;
 
-			ok(c && crit_bad(c, &with) == 0,
-			   "%s: st_conn_crit names each event's latest-ending source", what);
-			ok(with > 10000, "%s: %d events with edges in", what, with);
+			ok(c && crit_bad(c, &with, &two) == 0,
+			   "%s: st_conn_crit names each event's two latest-ending sources", what);
+			ok(with > 10000 && two > 1000, "%s: %d events with edges in, %d from two "
+			   "sources or more", what, with, two);
 		}
 		is_int(c ? direct_bad(db, c, ids, n) : -1, 0,
 		       "st_conn_edges lists what dst = ? and src = ? list, in their "
@@ -566,24 +589,32 @@ main(void)
 			ok(n == 1 && v[0].id == 699 && v[0].kind == 0, "with its edge");
 			free(v);
 		}
-		/* crit blobs: one that does not decode, one missing: the store cannot say */
+		/*
+		 * crit blobs: one that does not decode, one missing: the store cannot
+		 * say; one whose second part does not decode: the first sources only
+		 */
 		sqlite3_exec(db, "UPDATE edge_blocks SET crit = X'ffffffffffffffffffffff' WHERE id = 1;"
-			     "UPDATE edge_blocks SET crit = NULL WHERE id = 3", NULL, NULL, NULL);
+			     "UPDATE edge_blocks SET crit = NULL WHERE id = 3;"
+			     "UPDATE edge_blocks SET crit = crit || X'ff' WHERE id = 0", NULL, NULL,
+			     NULL);
 		{
 			struct st_conn *c = st_conn_of(db);
-			int64_t src = 0, lag = 0;
-			int k = -1;
+			struct st_crit cr[2];
 
-			is_int(c ? st_conn_crit(c, 300, &src, &k, &lag) : 0, 1,
+			is_int(c ? st_conn_crit(c, 300, 2, cr) : 0, 1,
 			       "st_conn_crit in a block whose crit blob does not decode: 1");
-			is_int(c ? st_conn_crit(c, 800, &src, &k, &lag) : 0, 1,
+			is_int(c ? st_conn_crit(c, 800, 2, cr) : 0, 1,
 			       "and in one without a crit blob");
-			is_int(c ? st_conn_crit(c, 700, &src, &k, &lag) : -1, 0, "another block answers");
-			ok(src == 699 && k == 0 && lag == ends[700] - ends[699],
-			   "with its edge (%lld, kind %d, ends %lld earlier)", (long long)src, k,
-			   (long long)lag);
-			is_int(c ? st_conn_crit(c, 0, &src, &k, &lag) : -1, 0, "an event without edges in");
-			ok(src == -1, "has none");
+			is_int(c ? st_conn_crit(c, 700, 2, cr) : -1, 0, "another block answers");
+			ok(cr[0].src == 699 && cr[0].kind == 0 && cr[0].lag == ends[700] - ends[699] &&
+			   cr[1].src == -1, "with its edge (%lld, kind %d, ends %lld earlier), no other",
+			   (long long)cr[0].src, cr[0].kind, (long long)cr[0].lag);
+			is_int(c ? st_conn_crit(c, 0, 1, cr) : -1, 0, "an event without edges in");
+			ok(cr[0].src == -1, "has none");
+			is_int(c ? st_conn_crit(c, 200, 1, cr) : -1, 0,
+			       "the first source where the second part does not decode");
+			ok(cr[0].src == 199, "is still known (%lld)", (long long)cr[0].src);
+			is_int(c ? st_conn_crit(c, 200, 2, cr) : 0, 1, "the second: 1 (cannot say)");
 		}
 		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", 700, 0);
 		is_str(g, "699>700:0:A[0:4];", "a lookup in another block still answers");
@@ -598,8 +629,7 @@ main(void)
 		struct st_edges *x = NULL;
 		struct tc_err err = { 0 };
 		struct st_conn *c;
-		int64_t src = 0, lag = 0;
-		int k = -1;
+		struct st_crit cr[2];
 
 		for (int i = 0; i < 600; i++)
 			far[i] = i;
@@ -612,11 +642,12 @@ main(void)
 		is_int(st_edges_finish(x, NULL, NULL, &err), 0, "finishes");
 		st_edges_free(x);
 		c = st_conn_of(db);
-		is_int(c ? st_conn_crit(c, 2, &src, &k, &lag) : 0, 1,
+		is_int(c ? st_conn_crit(c, 2, 2, cr) : 0, 1,
 		       "st_conn_crit where the end difference does not fit: 1 (no blob)");
-		is_int(c ? st_conn_crit(c, 300, &src, &k, &lag) : -1, 0, "another block answers");
-		ok(src == 299 && k == 1 && lag == 1, "with its edge, ending 1 earlier (%lld, %d, %lld)",
-		   (long long)src, k, (long long)lag);
+		is_int(c ? st_conn_crit(c, 300, 2, cr) : -1, 0, "another block answers");
+		ok(cr[0].src == 299 && cr[0].kind == 1 && cr[0].lag == 1,
+		   "with its edge, ending 1 earlier (%lld, %d, %lld)", (long long)cr[0].src,
+		   cr[0].kind, (long long)cr[0].lag);
 		sqlite3_close(db);
 		unlink(path);
 	}
