@@ -886,7 +886,7 @@ struct st_crit_tmp {
 	int64_t *src, *end;	/* tc_xrealloc'd, @cap each */
 	uint32_t *at;		/* the dst less the block's first << ST_EDGE_KIND_BITS | kind */
 	size_t cap;
-	uint8_t *second;	/* the blob's second part as it is written (tc_xmalloc'd) */
+	uint8_t second[ST_EDGE_BLOCK * 2 * TC_VARINT_MAX];	/* the blob's second part, as written */
 };
 
 static void
@@ -895,7 +895,6 @@ st_crit_tmp_free(struct st_crit_tmp *t)
 	free(t->src);
 	free(t->end);
 	free(t->at);
-	free(t->second);
 }
 
 /* uvarint 1 + (zigzag(src - dst) << 3 | kind), uvarint zigzag(lag) at @p: its length */
@@ -939,8 +938,6 @@ st_edges_enc_crit(const uint8_t *ins, size_t len, uint32_t block_base, const int
 
 	if (!len)
 		return 0;
-	if (!t->second)
-		t->second = tc_xmalloc(ST_EDGE_BLOCK * 2 * TC_VARINT_MAX);
 	p2 = t->second;
 	while (q < end) {
 		struct ev_entry e;
@@ -1365,14 +1362,8 @@ struct ev_crit {
 	uint32_t src[ST_EDGE_BLOCK][2];	/* 1 + the source, 0: none */
 	uint8_t kind[ST_EDGE_BLOCK][2];
 	int64_t lag[ST_EDGE_BLOCK][2];	/* the event's end less the source's */
-	/*
-	 * The blob's second part, decoded when first asked: 0 not yet, 1
-	 * decoded, -1 it does not decode; its bytes kept until then.
-	 */
-	int second;
+	int second;		/* the blob's second part: 0 not read yet, 1 decoded, -1 damaged */
 	int nslots;		/* entries in each part */
-	size_t len2;
-	uint8_t part2[ST_EDGE_BLOCK * 2 * TC_VARINT_MAX];
 };
 
 struct ev_vtab {
@@ -2204,48 +2195,82 @@ ev_crit_part(const uint8_t *q, const uint8_t *end, int64_t block, int w, struct 
 }
 
 /*
- * Decode block @block's crit blob into @k.  Return: SQLITE_OK (k->known
- * false when it has none or it does not decode) or an error.
+ * Step vt->get_crit to block @block's crit blob: *@q to *@end, both NULL
+ * when it has none (or no row).  Reset the statement after use.  Return:
+ * SQLITE_OK or an error.
+ */
+static int
+ev_crit_blob(struct ev_vtab *vt, int64_t block, const uint8_t **q, const uint8_t **end)
+{
+	int rc = ev_prep(vt, &vt->get_crit, "SELECT crit FROM edge_blocks WHERE id = ?1"), s;
+
+	*q = *end = NULL;
+	if (rc != SQLITE_OK)
+		return rc;
+	sqlite3_bind_int64(vt->get_crit, 1, block);
+	s = sqlite3_step(vt->get_crit);
+	if (s == SQLITE_ROW) {
+		*q = sqlite3_column_blob(vt->get_crit, 0);
+		*end = *q ? *q + sqlite3_column_bytes(vt->get_crit, 0) : NULL;
+	} else if (s != SQLITE_DONE) {
+		sqlite3_reset(vt->get_crit);
+		return ev_err(vt, SQLITE_ERROR, "lookup");
+	}
+	return SQLITE_OK;
+}
+
+/* Past the length of a crit blob's first part at @q: where its second starts, NULL if damaged. */
+static const uint8_t *
+ev_crit_split(const uint8_t **q, const uint8_t *end)
+{
+	uint64_t len1;
+
+	if (!*q || tc_uvarint_get(q, end, &len1) || len1 > (uint64_t)(end - *q))
+		return NULL;
+	return *q + len1;
+}
+
+/*
+ * Decode the first part of block @block's crit blob into @k (the second is
+ * read again when first asked: few blocks need it).  Return: SQLITE_OK
+ * (k->known false when it has none or it does not decode) or an error.
  */
 static int
 ev_crit_load(struct ev_vtab *vt, int64_t block, struct ev_crit *k)
 {
-	const uint8_t *q, *end;
-	int rc = ev_prep(vt, &vt->get_crit, "SELECT crit FROM edge_blocks WHERE id = ?1"), s;
+	const uint8_t *q, *end, *e1;
+	int rc = ev_crit_blob(vt, block, &q, &end);
 
-	if (rc != SQLITE_OK)
+	if (rc != SQLITE_OK) {
+		k->block = -1;
 		return rc;
+	}
 	k->block = block;
 	k->known = false;
-	memset(k->src, 0, sizeof(k->src));
-	sqlite3_bind_int64(vt->get_crit, 1, block);
-	s = sqlite3_step(vt->get_crit);
-	if (s != SQLITE_ROW) {
-		sqlite3_reset(vt->get_crit);
-		if (s == SQLITE_DONE)
-			return SQLITE_OK;
-		k->block = -1;
-		return ev_err(vt, SQLITE_ERROR, "lookup");
-	}
-	q = sqlite3_column_blob(vt->get_crit, 0);
-	end = q + sqlite3_column_bytes(vt->get_crit, 0);
 	k->second = 0;
-	k->nslots = 0;
-	if (q && q < end) {
-		uint64_t len1;
-
-		if (!tc_uvarint_get(&q, end, &len1) && len1 <= (uint64_t)(end - q) &&
-		    (size_t)(end - q) - len1 <= sizeof(k->part2)) {
-			const uint8_t *e1 = q + len1;
-
-			k->nslots = ev_crit_part(q, e1, block, 0, k);
-			k->known = k->nslots >= 0;
-			k->len2 = (size_t)(end - e1);
-			memcpy(k->part2, e1, k->len2);
-		}
+	memset(k->src, 0, sizeof(k->src));
+	if ((e1 = ev_crit_split(&q, end))) {
+		k->nslots = ev_crit_part(q, e1, block, 0, k);
+		k->known = k->nslots >= 0;
 	}
 	sqlite3_reset(vt->get_crit);
 	return SQLITE_OK;
+}
+
+/* Decode the second part of @k's crit blob: 1, or -1 when it is damaged or gone. */
+static int
+ev_crit_second(struct ev_vtab *vt, struct ev_crit *k)
+{
+	const uint8_t *q, *end, *e1;
+	int got = -1;
+
+	if (ev_crit_blob(vt, k->block, &q, &end) != SQLITE_OK)
+		return -1;
+	/* the same number of entries as the first part */
+	if ((e1 = ev_crit_split(&q, end)) && ev_crit_part(e1, end, k->block, 1, k) == k->nslots)
+		got = 1;
+	sqlite3_reset(vt->get_crit);
+	return got;
 }
 
 int
@@ -2271,9 +2296,8 @@ st_conn_crit(struct st_conn *c, int64_t id, int n, struct st_crit *out)
 		return -EIO;
 	if (!k->known)
 		return 1;
-	if (n > 1 && !k->second)	/* the same number of entries as the first part */
-		k->second = ev_crit_part(k->part2, k->part2 + k->len2, block, 1, k) == k->nslots ?
-			    1 : -1;
+	if (n > 1 && !k->second)
+		k->second = ev_crit_second(vt, k);
 	if (n > 1 && k->second < 0)
 		return 1;
 	for (int w = 0; w < n && w < 2; w++)

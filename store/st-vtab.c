@@ -82,7 +82,11 @@ struct vt_tab {
 	sqlite3_stmt *get_cols;
 	struct vt_ent *cache[VT_CACHE];
 	int cached[VT_CACHE];	/* cache[i]'s chunk, -1: none (a probe reads one line) */
-	/* cache[i]'s ids: [cfirst[i], cfirst[i] + ccount[i]), ccount[i] 0 when none */
+	/*
+	 * cache[i]'s ids: [cfirst[i], cfirst[i] + ccount[i]), ccount[i] 0 when
+	 * none; dir[cached[i]]'s first and count, copied so that finding an id
+	 * among the cached chunks reads two lines, not eight directory rows
+	 */
 	int64_t cfirst[VT_CACHE];
 	int64_t ccount[VT_CACHE];
 	int hit;		/* the slot that answered last */

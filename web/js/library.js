@@ -21,6 +21,11 @@ function eventCount(t) {
 	return (t.slices || 0) + (t.instants || 0) + (t.counters || 0);
 }
 
+/* whether run @t is still waiting for or in its ingest */
+function ingestPending(t) {
+	return t.status === 'queued' || t.status === 'ingesting';
+}
+
 export class Library {
 	constructor(root) {
 		this.root = root;
@@ -110,7 +115,7 @@ export class Library {
 		} catch (e) {
 			this.showError('Cannot list runs: ' + e.message);
 		}
-		const busy = this.traces.some((t) => t.status === 'queued' || t.status === 'ingesting');
+		const busy = this.traces.some(ingestPending);
 		this.timer = setTimeout(() => this.refresh(), busy ? 700 : 5000);
 	}
 
@@ -165,7 +170,7 @@ export class Library {
 		}
 		const tags = el('span', { class: 'tags' }, (t.tags || []).map((g) => el('span', { class: 'tag' }, g)));
 		/* a run still queued or ingesting: the server stops its ingest, then deletes it */
-		const busy = t.status === 'queued' || t.status === 'ingesting';
+		const busy = ingestPending(t);
 		const delBtn = el('button', {
 			class: 'danger small' + (busy ? ' cancel' : ''),
 			title: busy ? 'Stop its ingest and delete the upload' : 'Delete this run',
@@ -201,7 +206,7 @@ export class Library {
 	}
 
 	async remove(t) {
-		const busy = t.status === 'queued' || t.status === 'ingesting';
+		const busy = ingestPending(t);
 		const ask = busy ? `Stop ingesting run "${t.name || t.id}" and delete it? This cannot be undone.`
 			: `Delete run "${t.name || t.id}"? This cannot be undone.`;
 		if (!window.confirm(ask))
