@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/tc-rank.h"
 #include "common/tc-varint.h"
 #include "store/store-int.h"
 
@@ -99,7 +100,8 @@ struct st_edges {
 	uint32_t next_label;	/* ids from 1; 0 is an empty entry */
 	struct tc_buf group;	/* the edge_labels row being built */
 	sqlite3_stmt *ins_label, *ins_block;
-	const int64_t *ends;	/* borrowed: each event's end (ts + dur) by id, or NULL */
+	const int64_t *ends;	/* borrowed: events' ends (ts + dur) by id, or by rank in end_set, or NULL */
+	const struct tc_rank *end_set;	/* borrowed: the ids in ends when it is by rank, else NULL */
 	int dbfd;		/* the database file, to start its writeback early; -1: none */
 };
 
@@ -563,6 +565,28 @@ void
 st_edges_set_ends(struct st_edges *x, const int64_t *ends)
 {
 	x->ends = ends;
+	x->end_set = NULL;
+}
+
+void
+st_edges_set_ends_ranked(struct st_edges *x, const struct tc_rank *set, const int64_t *ends)
+{
+	x->ends = ends;
+	x->end_set = set;
+}
+
+/* The end of event @id into *@end (st_edges_set_ends*()); false if it has none. */
+static inline bool
+st_edges_end(const struct st_edges *x, int64_t id, int64_t *end)
+{
+	if (!x->end_set) {
+		*end = x->ends[id];
+		return true;
+	}
+	if (!tc_rank_has(x->end_set, (uint64_t)id))
+		return false;
+	*end = x->ends[tc_rank_of(x->end_set, (uint64_t)id)];
+	return true;
 }
 
 int
@@ -908,7 +932,7 @@ st_crit_put(uint8_t *p, int64_t src, int64_t dst, uint32_t kind, int64_t lag)
 
 /*
  * The crit blob of the block at @block_base into @buf, from its ins blob
- * (@ins, @len bytes, as st_edges_enc_in() wrote it) and event @ends, in two
+ * (@ins, @len bytes, as st_edges_enc_in() wrote it) and @x's event ends, in two
  * parts, the first led by its length (uvarint).  Each has an entry per
  * event of the block from the first up to the last with edges in: uvarint
  * 0 for none, else a source of its edges as uvarint 1 + (zigzag(src - dst)
@@ -922,11 +946,11 @@ st_crit_put(uint8_t *p, int64_t src, int64_t dst, uint32_t kind, int64_t lag)
  * it visited a first source already.
  *
  * In three passes: the entries are read, then their sources' ends (loads
- * that do not wait for each other: the sources lie anywhere in @ends, and
+ * that do not wait for each other: the sources lie anywhere in the ends, and
  * most are cache misses), then compared.
  */
 static size_t
-st_edges_enc_crit(const uint8_t *ins, size_t len, uint32_t block_base, const int64_t *ends,
+st_edges_enc_crit(const struct st_edges *x, const uint8_t *ins, size_t len, uint32_t block_base,
 		  struct st_crit_tmp *t, uint8_t *buf)
 {
 	const uint8_t *q = ins + ST_EDGE_IDX, *end = ins + len;
@@ -954,11 +978,17 @@ st_edges_enc_crit(const uint8_t *ins, size_t len, uint32_t block_base, const int
 			return 0;
 		t->at[n++] = (uint32_t)(cur - block_base) << ST_EDGE_KIND_BITS | (uint32_t)e.kind;
 	}
-	for (size_t k = 0; k < n; k++)
-		t->end[k] = ends[t->src[k]];
+	if (!x->end_set) {
+		for (size_t k = 0; k < n; k++)
+			t->end[k] = x->ends[t->src[k]];
+	} else {
+		for (size_t k = 0; k < n; k++)
+			if (!st_edges_end(x, t->src[k], &t->end[k]))
+				return 0;	/* not ours: no blob */
+	}
 	for (size_t k = 0; k < n;) {
 		uint32_t slot = t->at[k] >> ST_EDGE_KIND_BITS;
-		int64_t dst = (int64_t)(block_base + slot), lag;
+		int64_t dst = (int64_t)(block_base + slot), lag, dend;
 		size_t first = k, best = k, second = SIZE_MAX;
 
 		for (k++; k < n && t->at[k] >> ST_EDGE_KIND_BITS == slot; k++)
@@ -975,13 +1005,14 @@ st_edges_enc_crit(const uint8_t *ins, size_t len, uint32_t block_base, const int
 			*p++ = 0;
 			*p2++ = 0;
 		}
-		if (__builtin_sub_overflow(ends[dst], t->end[best], &lag))
+		if (!st_edges_end(x, dst, &dend) ||
+		    __builtin_sub_overflow(dend, t->end[best], &lag))
 			return 0;
 		p += st_crit_put(p, t->src[best], dst, t->at[best] & ST_EDGE_KIND_MASK, lag);
 		if (second == SIZE_MAX) {
 			*p2++ = 0;
 		} else {
-			if (__builtin_sub_overflow(ends[dst], t->end[second], &lag))
+			if (__builtin_sub_overflow(dend, t->end[second], &lag))
 				return 0;
 			p2 += st_crit_put(p2, t->src[second], dst,
 					  t->at[second] & ST_EDGE_KIND_MASK, lag);
@@ -1101,8 +1132,8 @@ st_edges_pack(struct st_edges *x, uint32_t p, struct st_packer *k, struct st_pac
 		r->olen = st_edges_enc_out(k->rs, b0, b1, base, base + (uint32_t)i, pk->buf + need);
 		need += r->olen;
 		r->coff = need;
-		r->clen = x->ends ? st_edges_enc_crit(pk->buf + r->ioff, r->ilen, base + (uint32_t)i,
-						      x->ends, &k->crit, pk->buf + need) : 0;
+		r->clen = x->ends ? st_edges_enc_crit(x, pk->buf + r->ioff, r->ilen,
+						      base + (uint32_t)i, &k->crit, pk->buf + need) : 0;
 		need += r->clen;
 	}
 out:

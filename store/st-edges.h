@@ -83,6 +83,7 @@
 #define ST_EDGE_RAM_MAX ((size_t)4 << 30)	/* and the most */
 
 struct st_edges;
+struct tc_rank;
 
 /**
  * st_edges_ram - the edge bytes a trace's collector keeps in memory before
@@ -109,6 +110,15 @@ int st_edges_new(struct st_edges **out, sqlite3 *db, int64_t max_id, size_t ram,
  * event's edges in); without it, none.
  */
 void st_edges_set_ends(struct st_edges *x, const int64_t *ends);
+
+/**
+ * st_edges_set_ends_ranked - as st_edges_set_ends(), for when few events
+ * have edges: @ends holds the end of each id in @set, in the order of the
+ * ids (@ends[tc_rank_of(@set, id)]), and @set must hold both ends of every
+ * edge added.  Both borrowed until st_edges_finish() returns.
+ */
+void st_edges_set_ends_ranked(struct st_edges *x, const struct tc_rank *set,
+			      const int64_t *ends);
 
 /**
  * st_edges_add - collect edge @src -> @dst of @kind (0..7) with @label

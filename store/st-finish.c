@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/tc-rank.h"
 #include "store/store-int.h"
 #include "store/st-chunk.h"
 #include "store/st-flagged.h"
@@ -38,6 +39,8 @@
 #define ST_EVENTS_PER_BUCKET 32
 #define ST_SPILL_RSS (32u << 20)	/* spill bytes mapped between two st_spill_drop() */
 #define ST_DOM 4		/* dominant-name candidates kept per bucket */
+/* explicit edges fewer than one per this many events: ends kept for their events only */
+#define ST_FIN_FEW_EDGES 4
 
 void st_writer_release_(struct st_writer *w);
 
@@ -194,7 +197,12 @@ struct st_fin {
 	int ushift;
 	int64_t ubucket_ns;
 	uint32_t *map;		/* seq -> id */
-	int64_t *ends;		/* id -> ts + dur when there are edges (st_edges_set_ends()), else NULL */
+	int64_t *ends;		/* id -> ts + dur when edges are derived or many, else NULL */
+	/* when a few events have edges (explicit ones): their seqs, and by
+	 * rank there each one's id and end (st_fin_edge_ends()), else NULL */
+	struct tc_rank *eseq;
+	uint32_t *eid;
+	int64_t *eend;
 	/* current unit */
 	int unit;
 	int64_t *stack;		/* end times of open slices */
@@ -550,8 +558,14 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 		u = &w->units[unit];
 		id++;
 		f->map[k->key.seq] = (uint32_t)id;
-		if (f->ends)
+		if (f->ends) {
 			f->ends[id] = (int64_t)((uint64_t)ts + (uint64_t)dur);
+		} else if (f->eseq && tc_rank_has(f->eseq, k->key.seq)) {
+			uint32_t r = tc_rank_of(f->eseq, k->key.seq);
+
+			f->eid[r] = (uint32_t)id;
+			f->eend[r] = (int64_t)((uint64_t)ts + (uint64_t)dur);
+		}
 		if (kind != ST_EV_COUNTER) {
 			while (f->nstack && f->stack[f->nstack - 1] <= ts)
 				f->nstack--;
@@ -770,6 +784,66 @@ out:
  * remapped from seq to id, then deps_derive() adds the derived ones through
  * st_writer_add_edge() and st_writer_finish() writes them all.
  */
+/*
+ * When a trace gives its edges and they touch few of its events (a flow per
+ * kernel launch among millions of slices), the crit blobs need the ends of
+ * those events only: mark their seqs in @seqs before the event phase, which
+ * then keeps each one's id and end by its rank there, instead of an int64
+ * for every event (187 MB for 23M).  Return: 0 or -errno with f->err set.
+ */
+static int
+st_fin_edge_ends(struct st_fin *f, struct tc_rank *seqs)
+{
+	struct st_writer *w = f->w;
+	struct st_spill *sp = &w->raw_edges;
+	size_t off = 0;
+	int rc;
+
+	rc = st_spill_map(sp);
+	if (rc < 0)
+		return tc_err_set(f->err, rc, "edges: staging: %s", strerror(-rc));
+	tc_rank_init(seqs, (uint64_t)w->seq + 1);
+	while (off + sizeof(struct st_redge) <= sp->mapsz) {
+		struct st_redge e;
+
+		memcpy(&e, sp->map + off, sizeof(e));	/* records are not aligned */
+		off += sizeof(e) + e.label_len;
+		tc_rank_set(seqs, e.src);	/* st_writer_edge() checked both */
+		tc_rank_set(seqs, e.dst);
+	}
+	rc = tc_rank_index(seqs);
+	if (rc < 0)
+		return tc_err_set(f->err, rc, "edges: too many events with edges");
+	f->eseq = seqs;
+	f->eid = tc_xcalloc(seqs->count + 1, sizeof(*f->eid));
+	f->eend = tc_xmalloc((seqs->count + 1) * sizeof(*f->eend));
+	return 0;
+}
+
+/*
+ * After the event phase: the ends of st_fin_edge_ends()'s events by id, in
+ * @ids and *@ends_out (malloc'd), for st_edges_set_ends_ranked().  An event
+ * the phase did not see (no id) is left out, and the blocks of its edges get
+ * no crit blob.
+ */
+static void
+st_fin_ends_by_id(struct st_fin *f, struct tc_rank *ids, int64_t **ends_out)
+{
+	uint64_t n = f->eseq->count;
+	int64_t *ends;
+
+	tc_rank_init(ids, (uint64_t)f->w->seq + 1);
+	for (uint64_t r = 0; r < n; r++)
+		if (f->eid[r])
+			tc_rank_set(ids, f->eid[r]);
+	(void)tc_rank_index(ids);	/* no more than in f->eseq */
+	ends = tc_xmalloc((ids->count + 1) * sizeof(*ends));
+	for (uint64_t r = 0; r < n; r++)
+		if (f->eid[r])
+			ends[tc_rank_of(ids, f->eid[r])] = f->eend[r];
+	*ends_out = ends;
+}
+
 static int
 st_fin_edges(struct st_fin *f)
 {
@@ -893,6 +967,7 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 {
 	struct st_fin f = { 0 };
 	struct st_chunk_out out = { 0 };
+	struct tc_rank eseq = { 0 }, eids = { 0 };	/* st_fin_edge_ends() */
 	char *path = tc_xstrdup(w->path);
 	char buf[64], *json = NULL;
 	int64_t span;
@@ -919,8 +994,10 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 		f.bucket_ns = TC_MAX((int64_t)1, (span + ((int64_t)1 << bits) - 1) >> bits);
 	}
 	f.map = tc_xcalloc((size_t)w->seq + 1, sizeof(*f.map));
-	if (w->nedges_raw || st_fin_derives(w))
+	if (st_fin_derives(w) || w->nedges_raw >= w->seq / ST_FIN_FEW_EDGES)
 		f.ends = tc_xcalloc((size_t)w->seq + 1, sizeof(*f.ends));
+	else if (w->nedges_raw && (rc = st_fin_edge_ends(&f, &eseq)) < 0)
+		goto out;
 	{
 		struct tc_buf sql;
 
@@ -984,11 +1061,23 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	/* the explicit and derived edges, packed per block of events (st-edges.c) */
 	rc = st_exec(w->db, "PRAGMA cache_size=-4096;", err);
 	if (!rc) {
-		st_edges_set_ends(w->edges, f.ends);
+		if (f.eseq) {
+			st_fin_ends_by_id(&f, &eids, &f.ends);
+			st_edges_set_ends_ranked(w->edges, &eids, f.ends);
+			tc_rank_free(&eseq);
+			f.eseq = NULL;
+			free(f.eid);
+			free(f.eend);
+			f.eid = NULL;
+			f.eend = NULL;
+		} else {
+			st_edges_set_ends(w->edges, f.ends);
+		}
 		rc = st_edges_finish(w->edges, st_fin_edges_tick, w, err);
 	}
 	free(f.ends);
 	f.ends = NULL;
+	tc_rank_free(&eids);
 	st_fin_time(&f, "edgepack");
 	if (rc < 0)
 		goto out;
@@ -1026,6 +1115,10 @@ out:
 	w->flagged = NULL;
 	free(f.map);
 	free(f.ends);
+	free(f.eid);
+	free(f.eend);
+	tc_rank_free(&eseq);
+	tc_rank_free(&eids);
 	free(f.stack);
 	free(f.dmax);
 	free(f.dcount);

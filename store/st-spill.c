@@ -170,7 +170,11 @@ st_spill_write(struct st_spill *sp, const void *p, size_t n)
 int
 st_spill_map(struct st_spill *sp)
 {
-	int rc = st_spill_wait(sp);
+	int rc;
+
+	if (sp->map)
+		return 0;	/* mapped already */
+	rc = st_spill_wait(sp);
 
 	st_spill_stop(sp);
 	if (rc < 0)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include "common/tc.h"
+#include "common/tc-rank.h"
 #include "common/tc-varint.h"
 #include "tests/tap.h"
 
@@ -266,6 +267,45 @@ test_mem_total(void)
 	}
 }
 
+/* tc_rank: membership and ranks against a plain count, at several densities and sizes. */
+static void
+test_rank(void)
+{
+	static const uint64_t sizes[] = { 1, 63, 64, 65, 1000, 100003 };
+	static const unsigned every[] = { 1, 2, 7, 100, 5000 };
+	uint64_t seed = 12345;
+	int bad = 0, sets = 0;
+
+	for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+		for (size_t ei = 0; ei < sizeof(every) / sizeof(every[0]); ei++) {
+			uint64_t n = sizes[si], members = 0;
+			unsigned char *in = tc_xcalloc(n, 1);
+			struct tc_rank r;
+
+			tc_rank_init(&r, n);
+			for (uint64_t i = 0; i < n; i++) {
+				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+				if ((seed >> 33) % every[ei] == 0 || i == n - 1) {
+					in[i] = 1;
+					tc_rank_set(&r, i);
+				}
+			}
+			bad += tc_rank_index(&r) != 0;
+			for (uint64_t i = 0; i < n; i++) {
+				bad += tc_rank_has(&r, i) != (in[i] != 0);
+				bad += tc_rank_of(&r, i) != members;
+				members += in[i];
+			}
+			bad += r.count != members;
+			tc_rank_free(&r);
+			tc_rank_free(&r);	/* twice is allowed */
+			free(in);
+			sets++;
+		}
+	}
+	ok(bad == 0 && sets == 30, "tc_rank: membership, ranks and counts of %d sets as a plain count gives", sets);
+}
+
 int
 main(void)
 {
@@ -281,6 +321,7 @@ main(void)
 	char hex[17];
 	long n;
 
+	test_rank();
 	tc_buf_init(&b);
 	tc_buf_adds(&b, "abc");
 	tc_buf_printf(&b, "-%d-", 42);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/tc-rank.h"
 #include "store/store-int.h"
 #include "tests/tap.h"
 
@@ -324,17 +325,36 @@ crit_bad(struct st_conn *c, int *with_edges, int *with_two)
 	return bad;
 }
 
+/* @ranked: the ends given for the edges' events only, by rank (st_edges_set_ends_ranked()) */
 static void
-round_trip(const char *path, size_t ram, const char *what)
+round_trip(const char *path, size_t ram, bool ranked, const char *what)
 {
 	sqlite3 *db = fresh_db(path);
 	struct st_edges *x = NULL;
 	struct tc_err err = { 0 };
+	struct tc_rank set = { 0 };
+	int64_t *rends = NULL;
 	int rc = 0, bad = 0, checked = 0;
 	char *g, *w;
 
 	is_int(st_edges_new(&x, db, NEV, ram, path, &err), 0, "collector opens");
-	st_edges_set_ends(x, ends);
+	if (ranked) {
+		tc_rank_init(&set, NEV + 1);
+		for (size_t i = 0; i < nedges; i++) {
+			tc_rank_set(&set, (uint64_t)edges[i].src);
+			tc_rank_set(&set, (uint64_t)edges[i].dst);
+		}
+		ok(tc_rank_index(&set) == 0, "%s: rank index", what);
+		ok(set.count > 1000 && set.count < NEV, "%s: %llu of %d events have edges", what,
+		   (unsigned long long)set.count, NEV + 1);
+		rends = tc_xmalloc(set.count * sizeof(*rends));
+		for (int64_t id = 0; id <= NEV; id++)
+			if (tc_rank_has(&set, (uint64_t)id))
+				rends[tc_rank_of(&set, (uint64_t)id)] = ends[id];
+		st_edges_set_ends_ranked(x, &set, rends);
+	} else {
+		st_edges_set_ends(x, ends);
+	}
 	sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
 	for (size_t i = 0; i < nedges && !rc; i++) {
 		const struct want *e = &edges[i];
@@ -350,6 +370,8 @@ round_trip(const char *path, size_t ram, const char *what)
 	is_int(st_edges_count(x), (long long)nedges, "counted");
 	is_int(st_edges_finish(x, NULL, NULL, &err), 0, "finish writes the blocks");
 	st_edges_free(x);
+	tc_rank_free(&set);
+	free(rends);
 	sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
 
 	g = got(db, "SELECT src, dst, kind, label FROM edges", 0, 0);
@@ -517,8 +539,9 @@ main(void)
 		e->null_label = false;
 		snprintf(e->label, sizeof(e->label), "again %zu", i);
 	}
-	round_trip(path, 64u << 20, "in memory");
-	round_trip(path, 16u << 10, "spilled");
+	round_trip(path, 64u << 20, false, "in memory");
+	round_trip(path, 16u << 10, false, "spilled");
+	round_trip(path, 64u << 20, true, "in memory, ends by rank");
 
 	/* no edges at all */
 	{
