@@ -90,9 +90,12 @@ CREATE TABLE event_data (
 -- blocks of 256: edge_blocks row b holds the edges into events
 -- 256b..256b+255 (ins, sorted by dst) and the edges out of them (outs,
 -- sorted by src), each blob led by an index of its 64 groups of 4 events
--- (version 4), and for each event the edge in whose source ends last
--- (crit, version 5: the critical path follows it; version 6: with how much
--- earlier than the event its source ends; version 7: and the next source).  Labels are ids into edge_labels, whose row g holds the
+-- (version 4).  edge_crit row b holds, for each of those events, the edge
+-- in whose source ends last (version 5: the critical path follows it;
+-- version 6: with how much earlier than the event its source ends; version
+-- 7: and the next source; version 8: in its own table, so that the walk
+-- reads a few small rows instead of each block's edges before them).
+-- Labels are ids into edge_labels, whose row g holds the
 -- texts of labels 256g..256g+255.  Every connection that opens a trace
 -- through neuron-explorer sees them as the read-only virtual table `edges`
 -- (store/st-edges.c) with the columns src, dst, kind and label, looked up by
@@ -101,8 +104,12 @@ CREATE TABLE event_data (
 CREATE TABLE edge_blocks (
 	id   INTEGER PRIMARY KEY,	-- block: event ids 256 * id .. 256 * id + 255
 	ins  BLOB,
-	outs BLOB,
-	crit BLOB
+	outs BLOB
+);
+
+CREATE TABLE edge_crit (
+	id   INTEGER PRIMARY KEY,	-- the edge_blocks row it belongs to
+	crit BLOB NOT NULL
 );
 
 CREATE TABLE edge_labels (

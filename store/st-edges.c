@@ -99,7 +99,7 @@ struct st_edges {
 	struct tc_buf arena;	/* texts of the interned labels */
 	uint32_t next_label;	/* ids from 1; 0 is an empty entry */
 	struct tc_buf group;	/* the edge_labels row being built */
-	sqlite3_stmt *ins_label, *ins_block;
+	sqlite3_stmt *ins_label, *ins_block, *ins_crit;
 	const int64_t *ends;	/* borrowed: events' ends (ts + dur) by id, or by rank in end_set, or NULL */
 	const struct tc_rank *end_set;	/* borrowed: the ids in ends when it is by rank, else NULL */
 	int dbfd;		/* the database file, to start its writeback early; -1: none */
@@ -179,9 +179,10 @@ st_edges_new(struct st_edges **out, sqlite3 *db, int64_t max_id, size_t ram,
 	}
 	if (sqlite3_prepare_v2(db, "INSERT INTO edge_labels(id, texts) VALUES (?, ?)", -1,
 			       &x->ins_label, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db,
-			       "INSERT INTO edge_blocks(id, ins, outs, crit) VALUES (?, ?, ?, ?)",
-			       -1, &x->ins_block, NULL) != SQLITE_OK) {
+	    sqlite3_prepare_v2(db, "INSERT INTO edge_blocks(id, ins, outs) VALUES (?, ?, ?)",
+			       -1, &x->ins_block, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO edge_crit(id, crit) VALUES (?, ?)", -1,
+			       &x->ins_crit, NULL) != SQLITE_OK) {
 		rc = st_edges_sqlerr(x, err, "prepare");
 		goto out;
 	}
@@ -219,6 +220,7 @@ st_edges_free(struct st_edges *x)
 	tc_buf_free(&x->group);
 	sqlite3_finalize(x->ins_label);
 	sqlite3_finalize(x->ins_block);
+	sqlite3_finalize(x->ins_crit);
 	free(x);
 }
 
@@ -1037,7 +1039,7 @@ st_edges_enc_crit(const struct st_edges *x, const uint8_t *ins, size_t len, uint
 #define ST_PACK_AHEAD 2
 #define ST_PACK_MIN_EDGES 65536	/* fewer edges: packed on this thread */
 
-struct st_prow {		/* one edge_blocks row of a pack */
+struct st_prow {		/* one edge_blocks row of a pack, and its edge_crit row */
 	int64_t id;
 	size_t ioff, ilen, ooff, olen, coff, clen;	/* its blobs in the pack's buffer; len 0: NULL */
 };
@@ -1165,14 +1167,16 @@ st_edges_write_pack(struct st_edges *x, const struct st_pack *pk, struct tc_err 
 					  SQLITE_STATIC);
 		else
 			sqlite3_bind_null(x->ins_block, 3);
-		if (r->clen)
-			sqlite3_bind_blob(x->ins_block, 4, pk->buf + r->coff, (int)r->clen,
-					  SQLITE_STATIC);
-		else
-			sqlite3_bind_null(x->ins_block, 4);
 		if (sqlite3_step(x->ins_block) != SQLITE_DONE)
 			rc = st_edges_sqlerr(x, err, "blocks");
 		sqlite3_reset(x->ins_block);
+		if (!r->clen || rc)
+			continue;
+		sqlite3_bind_int64(x->ins_crit, 1, r->id);
+		sqlite3_bind_blob(x->ins_crit, 2, pk->buf + r->coff, (int)r->clen, SQLITE_STATIC);
+		if (sqlite3_step(x->ins_crit) != SQLITE_DONE)
+			rc = st_edges_sqlerr(x, err, "crit");
+		sqlite3_reset(x->ins_crit);
 	}
 	return rc;
 }
@@ -2233,7 +2237,7 @@ ev_crit_part(const uint8_t *q, const uint8_t *end, int64_t block, int w, struct 
 static int
 ev_crit_blob(struct ev_vtab *vt, int64_t block, const uint8_t **q, const uint8_t **end)
 {
-	int rc = ev_prep(vt, &vt->get_crit, "SELECT crit FROM edge_blocks WHERE id = ?1"), s;
+	int rc = ev_prep(vt, &vt->get_crit, "SELECT crit FROM edge_crit WHERE id = ?1"), s;
 
 	*q = *end = NULL;
 	if (rc != SQLITE_OK)

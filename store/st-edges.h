@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * store/st-edges.h - private to store/: packed dependency edges
- * (schemas/trace.sql, tables edge_blocks and edge_labels) and the read-only
+ * (schemas/trace.sql, tables edge_blocks, edge_crit and edge_labels) and the read-only
  * virtual table `edges` over them.
  *
  * Edges are not stored one SQLite row each.  Event ids are cut into blocks
- * of ST_EDGE_BLOCK; edge_blocks row b holds three blobs for the events
- * b * ST_EDGE_BLOCK .. (b + 1) * ST_EDGE_BLOCK - 1:
+ * of ST_EDGE_BLOCK; edge_blocks row b holds two blobs for the events
+ * b * ST_EDGE_BLOCK .. (b + 1) * ST_EDGE_BLOCK - 1, and edge_crit row b a
+ * third (a row of its own, so that reading it does not read the pages of
+ * the other two first):
  *
  *   ins:  the edges into them, by dst (then in the order they were added),
  *         each  uvarint dst - previous dst (the first: dst - b * ST_EDGE_BLOCK)
@@ -95,7 +97,7 @@ size_t st_edges_ram(void);
 
 /**
  * st_edges_new - a collector for the edges of a trace whose event ids are
- * at most @max_id, written through @db (tables edge_blocks and edge_labels
+ * at most @max_id, written through @db (tables edge_blocks, edge_crit and edge_labels
  * must exist and be empty).  Records beyond @ram bytes go to an unlinked
  * file named @spill_base + ".edges".  Free with st_edges_free().
  * Return: 0 or -errno with @err set.

@@ -69,7 +69,7 @@ def uv(b, i):
 def unzig(v):
     return (v >> 1) ^ -(v & 1)
 got, blobs = {}, 0
-for bid, crit in db.execute("SELECT id, crit FROM edge_blocks WHERE crit IS NOT NULL"):
+for bid, crit in db.execute("SELECT id, crit FROM edge_crit"):
     blobs += 1
     n, i = uv(crit, 0)
     stop, ev = i + n, bid * 256

@@ -616,10 +616,10 @@ main(void)
 		 * crit blobs: one that does not decode, one missing: the store cannot
 		 * say; one whose second part does not decode: the first sources only
 		 */
-		sqlite3_exec(db, "UPDATE edge_blocks SET crit = X'ffffffffffffffffffffff' WHERE id = 1;"
-			     "UPDATE edge_blocks SET crit = NULL WHERE id = 3;"
-			     "UPDATE edge_blocks SET crit = crit || X'ff' WHERE id = 0", NULL, NULL,
-			     NULL);
+		is_int(sqlite3_exec(db, "UPDATE edge_crit SET crit = X'ffffffffffffffffffffff' "
+				    "WHERE id = 1; DELETE FROM edge_crit WHERE id = 3;"
+				    "UPDATE edge_crit SET crit = crit || X'ff' WHERE id = 0", NULL, NULL,
+				    NULL), SQLITE_OK, "three crit rows damaged or deleted");
 		{
 			struct st_conn *c = st_conn_of(db);
 			struct st_crit cr[2];
