@@ -88,13 +88,15 @@ CREATE TABLE event_data (
 -- Dependency edges are packed too, not one row each (encoding:
 -- store/st-edges.h and docs/dependencies.md).  Event ids are cut into
 -- blocks of 256: edge_blocks row b holds the edges into events
--- 256b..256b+255 (ins, sorted by dst) and the edges out of them (outs,
--- sorted by src), each blob led by an index of its 64 groups of 4 events
--- (version 4).  edge_crit row b holds, for each of those events, the edge
--- in whose source ends last (version 5: the critical path follows it;
--- version 6: with how much earlier than the event its source ends; version
--- 7: and the next source; version 8: in its own table, so that the walk
--- reads a few small rows instead of each block's edges before them).
+-- 256b..256b+255 (ins, sorted by dst) and edge_outs row b the edges out of
+-- them (outs, sorted by src), each blob led by an index of its 64 groups of
+-- 4 events (version 4).  edge_crit row b holds, for each of those events,
+-- the edge in whose source ends last (version 5: the critical path follows
+-- it; version 6: with how much earlier than the event its source ends;
+-- version 7: and the next source).  A table each since version 9 (crit
+-- since 8): in one row, reading outs or crit read the pages of the blobs
+-- before them.
+-- A block has a row in a table only when it has such edges.
 -- Labels are ids into edge_labels, whose row g holds the
 -- texts of labels 256g..256g+255.  Every connection that opens a trace
 -- through neuron-explorer sees them as the read-only virtual table `edges`
@@ -103,8 +105,12 @@ CREATE TABLE event_data (
 -- bytes or semaphore condition that caused it.
 CREATE TABLE edge_blocks (
 	id   INTEGER PRIMARY KEY,	-- block: event ids 256 * id .. 256 * id + 255
-	ins  BLOB,
-	outs BLOB
+	ins  BLOB NOT NULL
+);
+
+CREATE TABLE edge_outs (
+	id   INTEGER PRIMARY KEY,	-- the same blocks
+	outs BLOB NOT NULL
 );
 
 CREATE TABLE edge_crit (

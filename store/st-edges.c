@@ -99,7 +99,7 @@ struct st_edges {
 	struct tc_buf arena;	/* texts of the interned labels */
 	uint32_t next_label;	/* ids from 1; 0 is an empty entry */
 	struct tc_buf group;	/* the edge_labels row being built */
-	sqlite3_stmt *ins_label, *ins_block, *ins_crit;
+	sqlite3_stmt *ins_label, *ins_block, *ins_outs, *ins_crit;
 	const int64_t *ends;	/* borrowed: events' ends (ts + dur) by id, or by rank in end_set, or NULL */
 	const struct tc_rank *end_set;	/* borrowed: the ids in ends when it is by rank, else NULL */
 	int dbfd;		/* the database file, to start its writeback early; -1: none */
@@ -179,8 +179,10 @@ st_edges_new(struct st_edges **out, sqlite3 *db, int64_t max_id, size_t ram,
 	}
 	if (sqlite3_prepare_v2(db, "INSERT INTO edge_labels(id, texts) VALUES (?, ?)", -1,
 			       &x->ins_label, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO edge_blocks(id, ins, outs) VALUES (?, ?, ?)",
-			       -1, &x->ins_block, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO edge_blocks(id, ins) VALUES (?, ?)", -1,
+			       &x->ins_block, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO edge_outs(id, outs) VALUES (?, ?)", -1,
+			       &x->ins_outs, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "INSERT INTO edge_crit(id, crit) VALUES (?, ?)", -1,
 			       &x->ins_crit, NULL) != SQLITE_OK) {
 		rc = st_edges_sqlerr(x, err, "prepare");
@@ -220,6 +222,7 @@ st_edges_free(struct st_edges *x)
 	tc_buf_free(&x->group);
 	sqlite3_finalize(x->ins_label);
 	sqlite3_finalize(x->ins_block);
+	sqlite3_finalize(x->ins_outs);
 	sqlite3_finalize(x->ins_crit);
 	free(x);
 }
@@ -1039,7 +1042,7 @@ st_edges_enc_crit(const struct st_edges *x, const uint8_t *ins, size_t len, uint
 #define ST_PACK_AHEAD 2
 #define ST_PACK_MIN_EDGES 65536	/* fewer edges: packed on this thread */
 
-struct st_prow {		/* one edge_blocks row of a pack, and its edge_crit row */
+struct st_prow {		/* one block's edge_blocks, edge_outs and edge_crit rows */
 	int64_t id;
 	size_t ioff, ilen, ooff, olen, coff, clen;	/* its blobs in the pack's buffer; len 0: NULL */
 };
@@ -1145,7 +1148,29 @@ out:
 		st_spill_drop(&x->spill);
 }
 
-/* Write the rows of @pk.  Return: 0 or -errno with @err set. */
+/* Insert row (@id, blob @p of @len bytes) with @st, when @len is not 0.  Return: 0 or -errno. */
+static int
+st_edges_put_row(struct st_edges *x, sqlite3_stmt *st, int64_t id, const uint8_t *p, size_t len,
+		 struct tc_err *err)
+{
+	int rc = 0;
+
+	if (!len)
+		return 0;
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_blob(st, 2, p, (int)len, SQLITE_STATIC);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		rc = st_edges_sqlerr(x, err, "blocks");
+	sqlite3_reset(st);
+	return rc;
+}
+
+/*
+ * Write the rows of @pk: a block's ins, outs and crit blobs each in a table
+ * of its own, so that reading one does not read the pages of those stored
+ * before it in a row (SQLite follows a row's overflow pages in order).
+ * Return: 0 or -errno with @err set.
+ */
 static int
 st_edges_write_pack(struct st_edges *x, const struct st_pack *pk, struct tc_err *err)
 {
@@ -1156,27 +1181,13 @@ st_edges_write_pack(struct st_edges *x, const struct st_pack *pk, struct tc_err 
 	for (size_t i = 0; i < pk->nrows && !rc; i++) {
 		const struct st_prow *r = &pk->rows[i];
 
-		sqlite3_bind_int64(x->ins_block, 1, r->id);
-		if (r->ilen)
-			sqlite3_bind_blob(x->ins_block, 2, pk->buf + r->ioff, (int)r->ilen,
-					  SQLITE_STATIC);
-		else
-			sqlite3_bind_null(x->ins_block, 2);
-		if (r->olen)
-			sqlite3_bind_blob(x->ins_block, 3, pk->buf + r->ooff, (int)r->olen,
-					  SQLITE_STATIC);
-		else
-			sqlite3_bind_null(x->ins_block, 3);
-		if (sqlite3_step(x->ins_block) != SQLITE_DONE)
-			rc = st_edges_sqlerr(x, err, "blocks");
-		sqlite3_reset(x->ins_block);
-		if (!r->clen || rc)
-			continue;
-		sqlite3_bind_int64(x->ins_crit, 1, r->id);
-		sqlite3_bind_blob(x->ins_crit, 2, pk->buf + r->coff, (int)r->clen, SQLITE_STATIC);
-		if (sqlite3_step(x->ins_crit) != SQLITE_DONE)
-			rc = st_edges_sqlerr(x, err, "crit");
-		sqlite3_reset(x->ins_crit);
+		rc = st_edges_put_row(x, x->ins_block, r->id, pk->buf + r->ioff, r->ilen, err);
+		if (!rc)
+			rc = st_edges_put_row(x, x->ins_outs, r->id, pk->buf + r->ooff, r->olen,
+					      err);
+		if (!rc)
+			rc = st_edges_put_row(x, x->ins_crit, r->id, pk->buf + r->coff, r->clen,
+					      err);
 	}
 	return rc;
 }
@@ -1631,7 +1642,7 @@ ev_view_len(struct ev_vtab *vt, struct ev_view *v, bool by_src, int64_t block, i
 {
 	/* typeof() and length() read the record's header, not the blob */
 	int rc = ev_prep(vt, &v->get_len, by_src ?
-			 "SELECT typeof(outs), length(outs) FROM edge_blocks WHERE id = ?" :
+			 "SELECT typeof(outs), length(outs) FROM edge_outs WHERE id = ?" :
 			 "SELECT typeof(ins), length(ins) FROM edge_blocks WHERE id = ?");
 	const char *t;
 
@@ -1662,7 +1673,8 @@ static int
 ev_view_open(struct ev_vtab *vt, struct ev_view *v, bool by_src, int64_t block, int *len)
 {
 	int rc = v->h ? sqlite3_blob_reopen(v->h, block) :
-			sqlite3_blob_open(vt->db, "main", "edge_blocks", by_src ? "outs" : "ins",
+			sqlite3_blob_open(vt->db, "main", by_src ? "edge_outs" : "edge_blocks",
+					  by_src ? "outs" : "ins",
 					  block, 0, &v->h);
 
 	if (rc == SQLITE_OK) {

@@ -13,8 +13,8 @@ st_trace_open(sqlite3 **dbp, const char *path, struct tc_err *err)
 	int v = -1, rc = 0;
 
 	*dbp = NULL;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX,
+			    st_vfs_name()) != SQLITE_OK) {
 		rc = tc_err_set(err, -ENOENT, "%s: cannot open: %s", path,
 				db ? sqlite3_errmsg(db) : "out of memory");
 		goto out;

@@ -105,6 +105,16 @@ struct st_spill {		/* an append-only unlinked file, mmap'd to read */
 	int werr;		/* first error of the thread's writes */
 };
 
+/**
+ * st_vfs_name - the name of the VFS that maps whole files (store/st-vfs.c),
+ * registered on first call, for sqlite3_open_v2() of finished trace
+ * stores; NULL (the default VFS) when the default one cannot be wrapped.
+ */
+const char *st_vfs_name(void);
+
+/** st_vfs_mapped_reads - page reads and fetches that VFS answered from its maps so far. */
+uint64_t st_vfs_mapped_reads(void);
+
 int st_spill_open(struct st_spill *sp, const char *base, const char *suffix,
 		  struct tc_err *err);
 int st_spill_write(struct st_spill *sp, const void *p, size_t n);

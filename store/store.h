@@ -23,7 +23,7 @@
 #include "common/tc.h"
 
 /* Schema versions (PRAGMA user_version) of the two database kinds. */
-#define ST_TRACE_SCHEMA_VERSION 8
+#define ST_TRACE_SCHEMA_VERSION 9
 #define ST_CATALOG_SCHEMA_VERSION 1
 
 /* Device kinds (devices.kind). */
@@ -388,7 +388,9 @@ sqlite3 *st_writer_db(struct st_writer *w);
 /* ---- reading a finished trace (server, CLI) ---- */
 
 /**
- * st_trace_open - open a finished per-trace database read-only.
+ * st_trace_open - open a finished per-trace database read-only, through
+ * the "nx-map" VFS (store/st-vfs.c: the whole file mapped, not the first
+ * 2 GB SQLite maps itself).
  * Return: 0 or -errno with @err set.  Close with sqlite3_close().
  */
 int st_trace_open(sqlite3 **db, const char *path, struct tc_err *err);

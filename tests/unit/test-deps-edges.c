@@ -590,8 +590,8 @@ main(void)
 		is_str(g, "299>300:0:A[0:4];", "a lookup in another group of the block answers");
 		free(g);
 		/* block 2: its index points past the blob */
-		sqlite3_exec(db, "UPDATE edge_blocks SET outs = X'ffffff7f00' || substr(outs, 6) "
-			     "WHERE id = 2", NULL, NULL, NULL);
+		is_int(sqlite3_exec(db, "UPDATE edge_outs SET outs = X'ffffff7f00' || substr(outs, 6) "
+				    "WHERE id = 2", NULL, NULL, NULL), SQLITE_OK, "outs of block 2 damaged");
 		is_int(first_step(db, "SELECT dst FROM edges WHERE src = 513"), SQLITE_CORRUPT,
 		       "a lookup through a damaged index is SQLITE_CORRUPT");
 		/* block 3: text where the ins blob should be */

@@ -7,7 +7,8 @@
  * buffers, overlapping accesses of one event, long names, operands, bad
  * strings, semaphores) and on a generated one; an edge callback's error
  * stops both the same way; and a store finished with NX_DEPS_THREADS=1 and
- * with several threads holds the same edge_blocks and edge_labels bytes.
+ * with several threads holds the same edge_blocks, edge_outs, edge_crit and
+ * edge_labels bytes.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -334,7 +335,9 @@ static void
 store(const struct ev *evs, int n)
 {
 	static const char *sqls[] = {
-		"SELECT id, ins, outs FROM edge_blocks ORDER BY id",
+		"SELECT id, ins FROM edge_blocks ORDER BY id",
+		"SELECT id, outs FROM edge_outs ORDER BY id",
+		"SELECT id, crit FROM edge_crit ORDER BY id",
 		"SELECT id, texts FROM edge_labels ORDER BY id",
 		"SELECT src, dst, kind, label FROM edges",
 	};
