@@ -66,12 +66,6 @@ tc_buf_add(struct tc_buf *b, const void *p, size_t n)
 }
 
 void
-tc_buf_addc(struct tc_buf *b, char c)
-{
-	tc_buf_add(b, &c, 1);
-}
-
-void
 tc_buf_adds(struct tc_buf *b, const char *s)
 {
 	tc_buf_add(b, s, strlen(s));

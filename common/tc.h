@@ -88,7 +88,17 @@ char *tc_buf_room(struct tc_buf *b, size_t n);
 void tc_buf_commit(struct tc_buf *b, size_t n);
 /** tc_buf_add_utf8 - append code point @cp (<= 0x10FFFF) as UTF-8. */
 void tc_buf_add_utf8(struct tc_buf *b, uint32_t cp);
-void tc_buf_addc(struct tc_buf *b, char c);
+/** tc_buf_addc - append byte @c (inline: writers call it per character). */
+static inline void
+tc_buf_addc(struct tc_buf *b, char c)
+{
+	if (b->len + 1 < b->cap) {
+		b->data[b->len++] = c;
+		b->data[b->len] = '\0';
+	} else {
+		tc_buf_add(b, &c, 1);
+	}
+}
 void tc_buf_adds(struct tc_buf *b, const char *s);
 void tc_buf_printf(struct tc_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

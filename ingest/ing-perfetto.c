@@ -839,54 +839,66 @@ static bool
 pf_json_str(struct tc_buf *b, const char *str)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	const unsigned char *p = (const unsigned char *)str, *run = p;
+	size_t n = strlen(str);
+	/* the most it can take: every byte as \u00XX, and the quotes */
+	char *o0 = tc_buf_room(b, 6 * n + 2), *o = o0;
+	const unsigned char *p = (const unsigned char *)str, *end = p + n;
 
-	tc_buf_addc(b, '"');
-	for (;; p++) {
-		const char *esc = NULL;
-		char u[7];
+	*o++ = '"';
+	/* 8 bytes at a time while none needs an escape or is >= 0x80 */
+	while (end - p >= 8) {
+		const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+		uint64_t w, q, bs;
 
-		if (*p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x80)
+		memcpy(&w, p, 8);
+		q = w ^ (ones * '"');
+		bs = w ^ (ones * '\\');
+		if ((w | ((w - ones * 0x20) & ~w) | ((q - ones) & ~q) | ((bs - ones) & ~bs)) & highs)
+			break;
+		memcpy(o, p, 8);
+		o += 8;
+		p += 8;
+	}
+	for (; p < end; p++) {
+		unsigned char c = *p;
+
+		if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+			*o++ = (char)c;
 			continue;
-		if (*p >= 0x80)
-			return false;
-		tc_buf_add(b, run, (size_t)(p - run));
-		if (!*p)
-			break;
-		switch (*p) {
+		}
+		if (c >= 0x80)
+			return false;	/* nothing committed */
+		*o++ = '\\';
+		switch (c) {
 		case '"':
-			esc = "\\\"";
-			break;
 		case '\\':
-			esc = "\\\\";
+			*o++ = (char)c;
 			break;
 		case '\b':
-			esc = "\\b";
+			*o++ = 'b';
 			break;
 		case '\f':
-			esc = "\\f";
+			*o++ = 'f';
 			break;
 		case '\n':
-			esc = "\\n";
+			*o++ = 'n';
 			break;
 		case '\r':
-			esc = "\\r";
+			*o++ = 'r';
 			break;
 		case '\t':
-			esc = "\\t";
+			*o++ = 't';
 			break;
 		default:
-			memcpy(u, "\\u00", 4);
-			u[4] = hex[*p >> 4];
-			u[5] = hex[*p & 15];
-			u[6] = '\0';
-			esc = u;
+			memcpy(o, "u00", 3);
+			o[3] = hex[c >> 4];
+			o[4] = hex[c & 15];
+			o += 5;
 			break;
 		}
-		tc_buf_adds(b, esc);
-		run = p + 1;
 	}
-	tc_buf_addc(b, '"');
+	*o++ = '"';
+	tc_buf_commit(b, (size_t)(o - o0));
 	return true;
 }
 

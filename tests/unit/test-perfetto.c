@@ -1109,6 +1109,20 @@ test_clock_overflow(void)
 	tc_buf_free(&b);
 }
 
+/* The args of the event named @name in @db are @o as json_dumps() writes it (takes @o). */
+static void
+is_args(sqlite3 *db, const char *name, json_t *o, const char *what)
+{
+	char *want = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
+	char *sql = tc_xasprintf("SELECT args FROM events WHERE name = "
+				 "(SELECT id FROM strings WHERE s = '%s')", name);
+
+	is_q(db, sql, want, what);
+	free(sql);
+	free(want);
+	json_decref(o);
+}
+
 static void
 test_args(void)
 {
@@ -1189,6 +1203,16 @@ test_args(void)
 	a[0].name = "h\xc3\xa9";
 	a[0].string_value = "caf\xc3\xa9 \xf0\x9f\x98\x80";
 	put_args_event(&b, "utf8", ap, 1);
+	/* "long": strings past 8 bytes, escapes and a non-ASCII byte at various places */
+	a[0] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[0].name = "a name longer than eight bytes";
+	a[0].string_value = "0123456789abcdef\"x\\y\x02z, and more than 8 bytes after: 0123456789";
+	a[1] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
+	a[1].name = "esc at 15";
+	a[1].string_value = "abcdefghijklmno\tpqrstuvwxyz0123456789";
+	put_args_event(&b, "long", ap, 2);
+	a[0].string_value = "ascii for a while, then caf\xc3\xa9";
+	put_args_event(&b, "long-utf8", ap, 1);
 	/* "dup": a repeated name keeps its first place and its last value */
 	a[0] = (Annot)PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
 	a[0].name = "k";
@@ -1304,11 +1328,17 @@ test_args(void)
 	json_decref(o);
 	o = json_object();
 	json_object_set_new(o, "h\xc3\xa9", json_string("caf\xc3\xa9 \xf0\x9f\x98\x80"));
-	want = json_dumps(o, JSON_COMPACT | JSON_ENSURE_ASCII);
-	is_q(db, "SELECT args FROM events WHERE name = (SELECT id FROM strings WHERE s = 'utf8')",
-	     want, "args: non-ASCII as jansson escapes it");
-	free(want);
-	json_decref(o);
+	is_args(db, "utf8", o, "args: non-ASCII as jansson escapes it");
+	o = json_object();
+	json_object_set_new(o, "a name longer than eight bytes",
+			    json_string("0123456789abcdef\"x\\y\x02z, and more than 8 bytes after: "
+					"0123456789"));
+	json_object_set_new(o, "esc at 15", json_string("abcdefghijklmno\tpqrstuvwxyz0123456789"));
+	is_args(db, "long", o, "args: long strings with escapes in their second and later words");
+	o = json_object();
+	json_object_set_new(o, "a name longer than eight bytes",
+			    json_string("ascii for a while, then caf\xc3\xa9"));
+	is_args(db, "long-utf8", o, "args: non-ASCII past the first words as jansson escapes it");
 	is_q(db, "SELECT args FROM events WHERE name = (SELECT id FROM strings WHERE s = 'dup')",
 	     "{\"k\":3,\"m\":2}", "args: a repeated name keeps its place, takes the last value");
 	o = json_object();

@@ -63,13 +63,27 @@ add_rows(sqlite3 *db, int from, int to)
 	return rc == SQLITE_OK ? sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) : rc;
 }
 
+/* Whether @r reads table t as @w does (@what), and if @mapped, mostly from nx-map's map. */
+static void
+same(sqlite3 *r, sqlite3 *w, bool mapped, const char *what)
+{
+	uint64_t before = st_vfs_mapped_reads();
+	char *got = digest(r), *want = digest(w);
+
+	is_str(got ? got : "(error)", want ? want : "(error)", what);
+	if (mapped)
+		ok(st_vfs_mapped_reads() - before > ROWS, "%s: from the map (%llu page reads)", what,
+		   (unsigned long long)(st_vfs_mapped_reads() - before));
+	free(got);
+	free(want);
+}
+
 int
 main(void)
 {
 	char dir[] = "/tmp/nx-vfs-XXXXXX";
 	sqlite3 *w = NULL, *r = NULL;
-	char *path, *want, *got;
-	uint64_t before;
+	char *path;
 	int rc;
 
 	if (!mkdtemp(dir))
@@ -83,37 +97,18 @@ main(void)
 	if (rc == SQLITE_OK)
 		rc = add_rows(w, 0, ROWS);
 	is_int(rc, SQLITE_OK, "a 3 MB table written through the default VFS");
-	want = digest(w);
 
 	rc = sqlite3_open_v2(path, &r, SQLITE_OPEN_READONLY, st_vfs_name());
 	is_int(rc, SQLITE_OK, "opened read-only through nx-map");
 	/* SQLite maps 64 KB itself: the rest is read through the VFS */
 	sqlite3_exec(r, "PRAGMA mmap_size=65536", NULL, NULL, NULL);
-	before = st_vfs_mapped_reads();
-	got = digest(r);
-	is_str(got ? got : "(error)", want, "every row and byte read as the default VFS reads them");
-	ok(st_vfs_mapped_reads() - before > ROWS, "from the map (%llu page reads)",
-	   (unsigned long long)(st_vfs_mapped_reads() - before));
-	free(got);
-	free(want);
-
+	same(r, w, true, "every row and byte read as the default VFS reads them");
 	/* the file grows past the map: those pages come from the default VFS */
 	is_int(add_rows(w, ROWS, 2 * ROWS), SQLITE_OK, "as many rows again added by the writer");
-	want = digest(w);
-	got = digest(r);
-	is_str(got ? got : "(error)", want, "and read through nx-map, past its map");
-	free(got);
-	free(want);
-	/* without SQLite's own map: plain reads, answered from ours */
+	same(r, w, false, "and read through nx-map, past its map");
+	/* without SQLite's own map: plain reads, copied from ours */
 	sqlite3_exec(r, "PRAGMA mmap_size=0", NULL, NULL, NULL);
-	before = st_vfs_mapped_reads();
-	got = digest(r);
-	want = digest(w);
-	is_str(got ? got : "(error)", want, "the same with SQLite's mmap off");
-	ok(st_vfs_mapped_reads() - before > ROWS, "reads copied from the map (%llu)",
-	   (unsigned long long)(st_vfs_mapped_reads() - before));
-	free(got);
-	free(want);
+	same(r, w, true, "the same with SQLite's mmap off");
 	is_int(sqlite3_close(r), SQLITE_OK, "the reader closes (its map with it)");
 	sqlite3_close(w);
 
