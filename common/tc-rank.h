@@ -77,6 +77,29 @@ tc_rank_of(const struct tc_rank *r, uint64_t i)
 	return r->before[i >> 6] + (uint32_t)__builtin_popcountll(r->bits[i >> 6] & below);
 }
 
+/**
+ * tc_rank_next - the first member of @r at or after *@i into *@i, so that
+ * `for (i = 0; tc_rank_next(r, &i); i++)` visits the members in order.
+ * Return: false when there is none.
+ */
+static inline bool
+tc_rank_next(const struct tc_rank *r, uint64_t *i)
+{
+	size_t w = (size_t)(*i >> 6);
+	uint64_t b;
+
+	if (w >= r->nwords)
+		return false;
+	b = r->bits[w] & (~(uint64_t)0 << (*i & 63));
+	while (!b) {
+		if (++w >= r->nwords)
+			return false;
+		b = r->bits[w];
+	}
+	*i = (uint64_t)w * 64 + (uint64_t)__builtin_ctzll(b);
+	return true;
+}
+
 /** tc_rank_free - free what @r owns; it is then empty and may be freed again. */
 static inline void
 tc_rank_free(struct tc_rank *r)

@@ -1044,7 +1044,7 @@ st_edges_enc_crit(const struct st_edges *x, const uint8_t *ins, size_t len, uint
 
 struct st_prow {		/* one block's edge_blocks, edge_outs and edge_crit rows */
 	int64_t id;
-	size_t ioff, ilen, ooff, olen, coff, clen;	/* its blobs in the pack's buffer; len 0: NULL */
+	size_t ioff, ilen, ooff, olen, coff, clen;	/* its blobs in the pack's buffer; len 0: no row */
 };
 
 struct st_pack {		/* the rows of one partition */

@@ -10,9 +10,10 @@
  *
  * Memory: one uint32 per event for the seq -> id map (freed once the
  * explicit edges are remapped), one int64 per event for the events' ends
- * when the trace has edges (each edge block's crit blob needs its sources'
- * ends), the nesting stack and the summary buckets of the current unit (at
- * most 2^ST_LEVEL0_MAX_BITS).
+ * when edges are derived or many (each edge block's crit blob needs its
+ * sources' ends; for a few explicit edges, the ends of their events only),
+ * the nesting stack and the summary buckets of the current unit (at most
+ * 2^ST_LEVEL0_MAX_BITS).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -199,9 +200,8 @@ struct st_fin {
 	uint32_t *map;		/* seq -> id */
 	int64_t *ends;		/* id -> ts + dur when edges are derived or many, else NULL */
 	/* when a few events have edges (explicit ones): their seqs, and by
-	 * rank there each one's id and end (st_fin_edge_ends()), else NULL */
+	 * rank there each one's end (st_fin_edge_ends()), else NULL */
 	struct tc_rank *eseq;
-	uint32_t *eid;
 	int64_t *eend;
 	/* current unit */
 	int unit;
@@ -561,10 +561,8 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 		if (f->ends) {
 			f->ends[id] = (int64_t)((uint64_t)ts + (uint64_t)dur);
 		} else if (f->eseq && tc_rank_has(f->eseq, k->key.seq)) {
-			uint32_t r = tc_rank_of(f->eseq, k->key.seq);
-
-			f->eid[r] = (uint32_t)id;
-			f->eend[r] = (int64_t)((uint64_t)ts + (uint64_t)dur);
+			f->eend[tc_rank_of(f->eseq, k->key.seq)] =
+				(int64_t)((uint64_t)ts + (uint64_t)dur);
 		}
 		if (kind != ST_EV_COUNTER) {
 			while (f->nstack && f->stack[f->nstack - 1] <= ts)
@@ -780,16 +778,11 @@ out:
 }
 
 /*
- * Start packing edges (st-edges.h): the explicit edges of the reader,
- * remapped from seq to id, then deps_derive() adds the derived ones through
- * st_writer_add_edge() and st_writer_finish() writes them all.
- */
-/*
  * When a trace gives its edges and they touch few of its events (a flow per
  * kernel launch among millions of slices), the crit blobs need the ends of
  * those events only: mark their seqs in @seqs before the event phase, which
- * then keeps each one's id and end by its rank there, instead of an int64
- * for every event (187 MB for 23M).  Return: 0 or -errno with f->err set.
+ * then keeps each one's end by its rank there, instead of an int64 for
+ * every event (187 MB for 23M).  Return: 0 or -errno with f->err set.
  */
 static int
 st_fin_edge_ends(struct st_fin *f, struct tc_rank *seqs)
@@ -815,35 +808,39 @@ st_fin_edge_ends(struct st_fin *f, struct tc_rank *seqs)
 	if (rc < 0)
 		return tc_err_set(f->err, rc, "edges: too many events with edges");
 	f->eseq = seqs;
-	f->eid = tc_xcalloc(seqs->count + 1, sizeof(*f->eid));
 	f->eend = tc_xmalloc((seqs->count + 1) * sizeof(*f->eend));
 	return 0;
 }
 
 /*
- * After the event phase: the ends of st_fin_edge_ends()'s events by id, in
- * @ids and *@ends_out (malloc'd), for st_edges_set_ends_ranked().  An event
- * the phase did not see (no id) is left out, and the blocks of its edges get
- * no crit blob.
+ * After the event phase, while f->map holds the ids: the ends of
+ * st_fin_edge_ends()'s events by id, in @ids and *@ends_out (malloc'd), for
+ * st_edges_set_ends_ranked().  An event the phase did not see (no id) is
+ * left out, and the blocks of its edges get no crit blob.
  */
 static void
 st_fin_ends_by_id(struct st_fin *f, struct tc_rank *ids, int64_t **ends_out)
 {
-	uint64_t n = f->eseq->count;
 	int64_t *ends;
+	uint64_t s, r;
 
 	tc_rank_init(ids, (uint64_t)f->w->seq + 1);
-	for (uint64_t r = 0; r < n; r++)
-		if (f->eid[r])
-			tc_rank_set(ids, f->eid[r]);
+	for (s = 0; tc_rank_next(f->eseq, &s); s++)
+		if (f->map[s])
+			tc_rank_set(ids, f->map[s]);
 	(void)tc_rank_index(ids);	/* no more than in f->eseq */
 	ends = tc_xmalloc((ids->count + 1) * sizeof(*ends));
-	for (uint64_t r = 0; r < n; r++)
-		if (f->eid[r])
-			ends[tc_rank_of(ids, f->eid[r])] = f->eend[r];
+	for (s = r = 0; tc_rank_next(f->eseq, &s); s++, r++)
+		if (f->map[s])
+			ends[tc_rank_of(ids, f->map[s])] = f->eend[r];
 	*ends_out = ends;
 }
 
+/*
+ * Start packing edges (st-edges.h): the explicit edges of the reader,
+ * remapped from seq to id, then deps_derive() adds the derived ones through
+ * st_writer_add_edge() and st_writer_finish() writes them all.
+ */
 static int
 st_fin_edges(struct st_fin *f)
 {
@@ -1034,6 +1031,13 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	st_fin_time(&f, "events");
 	if (!rc)
 		rc = st_fin_edges(&f);
+	if (!rc && f.eseq) {
+		st_fin_ends_by_id(&f, &eids, &f.ends);
+		tc_rank_free(&eseq);
+		free(f.eend);
+		f.eseq = NULL;
+		f.eend = NULL;
+	}
 	free(f.map);		/* the ids are all given out: memory for what follows */
 	f.map = NULL;
 	if (!rc)
@@ -1061,18 +1065,10 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	/* the explicit and derived edges, packed per block of events (st-edges.c) */
 	rc = st_exec(w->db, "PRAGMA cache_size=-4096;", err);
 	if (!rc) {
-		if (f.eseq) {
-			st_fin_ends_by_id(&f, &eids, &f.ends);
+		if (eids.bits)
 			st_edges_set_ends_ranked(w->edges, &eids, f.ends);
-			tc_rank_free(&eseq);
-			f.eseq = NULL;
-			free(f.eid);
-			free(f.eend);
-			f.eid = NULL;
-			f.eend = NULL;
-		} else {
+		else
 			st_edges_set_ends(w->edges, f.ends);
-		}
 		rc = st_edges_finish(w->edges, st_fin_edges_tick, w, err);
 	}
 	free(f.ends);
@@ -1115,7 +1111,6 @@ out:
 	w->flagged = NULL;
 	free(f.map);
 	free(f.ends);
-	free(f.eid);
 	free(f.eend);
 	tc_rank_free(&eseq);
 	tc_rank_free(&eids);

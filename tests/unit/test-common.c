@@ -297,13 +297,24 @@ test_rank(void)
 				members += in[i];
 			}
 			bad += r.count != members;
+			/* tc_rank_next visits the members, in order, and nothing else */
+			{
+				uint64_t i, seen = 0, last = 0;
+
+				for (i = 0; tc_rank_next(&r, &i); i++) {
+					bad += !in[i] || (seen && i <= last);
+					last = i;
+					seen++;
+				}
+				bad += seen != members;
+			}
 			tc_rank_free(&r);
 			tc_rank_free(&r);	/* twice is allowed */
 			free(in);
 			sets++;
 		}
 	}
-	ok(bad == 0 && sets == 30, "tc_rank: membership, ranks and counts of %d sets as a plain count gives", sets);
+	ok(bad == 0 && sets == 30, "tc_rank: membership, ranks, counts and the members in order of %d sets as a plain count gives", sets);
 }
 
 int
