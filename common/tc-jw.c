@@ -127,6 +127,15 @@ u64_digits(char *s, uint64_t u)
 }
 
 int
+tc_u64_text(char *buf, uint64_t v)
+{
+	int n = u64_digits(buf, v);
+
+	buf[n] = 0;
+	return n;
+}
+
+int
 tc_i64_text(char *buf, int64_t v)
 {
 	int n = 0;

@@ -50,6 +50,12 @@ tc_jw_raw(struct tc_jw *w, const char *s, size_t n)
  */
 int tc_i64_text(char *buf, int64_t v);
 
+/**
+ * tc_u64_text - @v in decimal into @buf (at least 21 bytes), NUL-terminated.
+ * Return: the length.
+ */
+int tc_u64_text(char *buf, uint64_t v);
+
 /** tc_jw_i64 - append @v in decimal. */
 void tc_jw_i64(struct tc_jw *w, int64_t v);
 #define TC_REAL_TEXT_MAX 40

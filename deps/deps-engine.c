@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/tc-jw.h"
 #include "common/tc-sort.h"
 #include "deps/deps-int.h"
 #include "store/store.h"
@@ -713,22 +714,6 @@ label_add(struct label *l, const char *s, size_t n)
 	l->s[l->len] = '\0';
 }
 
-/* Decimal digits of @v at @p; returns the end. */
-static char *
-put_u64(char *p, uint64_t v)
-{
-	char t[24];
-	int n = 0;
-
-	do {
-		t[n++] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	while (n)
-		*p++ = t[--n];
-	return p;
-}
-
 /* One byte run as a label item: "BUF", "BUF[LO:]" or "BUF[LO:HI]". */
 static void
 label_run(struct label *l, const char *buf, uint64_t lo, uint64_t hi)
@@ -740,10 +725,10 @@ label_run(struct label *l, const char *buf, uint64_t lo, uint64_t hi)
 	p = s + n;
 	if (lo != 0 || hi != DEPS_WHOLE) {
 		*p++ = '[';
-		p = put_u64(p, lo);
+		p += tc_u64_text(p, lo);
 		*p++ = ':';
 		if (hi != DEPS_WHOLE)
-			p = put_u64(p, hi);
+			p += tc_u64_text(p, hi);
 		*p++ = ']';
 	}
 	label_add(l, s, (size_t)(p - s));

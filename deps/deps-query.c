@@ -124,8 +124,19 @@ dq_conn(struct dq *q)
 struct dq_name {
 	uint32_t id;
 	bool known;
+	uint16_t len;		/* of text */
 	char text[sizeof(((struct dq_ev *)0)->name)];
 };
+
+/* @c's text into @buf of @len bytes (cut to fit, NUL-terminated): a copy per event read. */
+static void
+dq_name_copy(const struct dq_name *c, char *buf, size_t len)
+{
+	size_t n = TC_MIN((size_t)c->len, len - 1);
+
+	memcpy(buf, c->text, n);
+	buf[n] = 0;
+}
 
 /* Name text @name into @buf ("" when the strings table has none). */
 static int
@@ -139,7 +150,7 @@ dq_name(struct dq *q, uint32_t name, char *buf, size_t len)
 		q->names = tc_xcalloc(DQ_NAMES, sizeof(*q->names));
 	c = &q->names[name % DQ_NAMES];
 	if (c->known && c->id == name) {
-		snprintf(buf, len, "%s", c->text);
+		dq_name_copy(c, buf, len);
 		return 0;
 	}
 	if ((rc = dq_prep(q, &q->name, name_sql)))
@@ -147,10 +158,11 @@ dq_name(struct dq *q, uint32_t name, char *buf, size_t len)
 	sqlite3_bind_int64(q->name, 1, name);
 	t = sqlite3_step(q->name) == SQLITE_ROW ? sqlite3_column_text(q->name, 0) : NULL;
 	snprintf(c->text, sizeof(c->text), "%s", t ? (const char *)t : "");
+	c->len = (uint16_t)strlen(c->text);
 	c->id = name;
 	c->known = true;
 	sqlite3_reset(q->name);
-	snprintf(buf, len, "%s", c->text);
+	dq_name_copy(c, buf, len);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/tc-jw.h"
 #include "common/tc-rank.h"
 #include "common/tc-varint.h"
 #include "store/store-int.h"
@@ -2082,20 +2083,26 @@ ev_label(struct ev_vtab *vt, uint32_t id, const char **s, int *len)
 static int
 ev_label_text(struct ev_vtab *vt, const struct ev_row *r, const char **s, int *len)
 {
+	char num[24];
 	int rc;
 
 	if (!r->form)
 		return SQLITE_DONE;
 	if ((rc = ev_label(vt, r->label, s, len)) != SQLITE_OK || r->form == ST_LABEL_TEXT)
 		return rc;
-	/* a prefix and numbers: rebuild the text they came from */
+	/* a prefix and numbers: rebuild the text they came from (no printf: chains label thousands) */
 	tc_buf_reset(&vt->text);
 	tc_buf_add(&vt->text, *s, (size_t)*len);
-	if (r->form == ST_LABEL_RANGE)
-		tc_buf_printf(&vt->text, "[%llu:%llu]", (unsigned long long)r->a,
-			      (unsigned long long)(r->a + r->b));
-	else
-		tc_buf_printf(&vt->text, ">=%llu", (unsigned long long)r->a);
+	if (r->form == ST_LABEL_RANGE) {
+		tc_buf_addc(&vt->text, '[');
+		tc_buf_add(&vt->text, num, (size_t)tc_u64_text(num, r->a));
+		tc_buf_addc(&vt->text, ':');
+		tc_buf_add(&vt->text, num, (size_t)tc_u64_text(num, r->a + r->b));
+		tc_buf_addc(&vt->text, ']');
+	} else {
+		tc_buf_add(&vt->text, ">=", 2);
+		tc_buf_add(&vt->text, num, (size_t)tc_u64_text(num, r->a));
+	}
 	*s = vt->text.data;
 	*len = (int)vt->text.len;
 	return SQLITE_OK;

@@ -158,6 +158,20 @@ main(void)
 		check(&w, json_real(reals[i]), name);
 	}
 	reals_drawn();
+	{
+		static const uint64_t us[] = { 0, 7, 10, 512, 785920, UINT64_C(9223372036854775808),
+					       UINT64_MAX };
+		char buf[24], want[24];
+		int bad = 0;
+
+		for (size_t i = 0; i < sizeof(us) / sizeof(us[0]); i++) {
+			int n = tc_u64_text(buf, us[i]);
+
+			snprintf(want, sizeof(want), "%llu", (unsigned long long)us[i]);
+			bad += strcmp(buf, want) != 0 || n != (int)strlen(want);
+		}
+		ok(bad == 0, "tc_u64_text: as printf's %%llu, to UINT64_MAX, with its length");
+	}
 	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++) {
 		ours_begin(&w);
 		tc_jw_str(&w, strs[i]);
