@@ -6,7 +6,8 @@
 # and each block's crit blob must still name, for every event with edges
 # in, the source that ends last and how much later the event ends
 # (decoded here from the stored bytes against the events table), and the
-# critical path must follow the flows.
+# critical path must follow the flows.  A second, tiny trace checks that the
+# walk does not trust a crit entry whose source does not end as recorded.
 . "$NX_SRCDIR/tests/lib.sh"
 . "$NX_SRCDIR/tests/deps/deps-lib.sh"
 
@@ -25,7 +26,7 @@ for tid in (1, 2, 3):
                    "ts": ts, "dur": dur})
         ts += dur
 # flows from a slice on thread 1 (or 2) to a later one on thread 3 (or 2),
-# bound to the enclosing slices; some events get two flows in
+# bound to the enclosing slices (no event gets two: the second trace below has one)
 slices = {t: [e for e in ev if e["ph"] == "X" and e["tid"] == t] for t in (1, 2, 3)}
 for k in range(40):
     a, b = (1, 3) if k % 3 else (2, 3) if k % 2 else (1, 2)
@@ -85,6 +86,66 @@ EOF
 is "$(cat "$T/crit.txt")" "True 40 True" \
 	"crit names each flow's latest-ending source and its lag, from the stored bytes" ||
 	cat "$T/crit.txt" >&2
+
+# A crit blob that decodes but lies: D has flows in from A (ends at 10 us)
+# and B (ends at 20 us); its entry is rewritten to name A, ending after B.
+# The walk reads a recorded source before taking it; when it does not end
+# as recorded, the hop reads every edge into the event and takes B.
+cat >"$T/two.json" <<'EOF'
+{"traceEvents": [
+ {"ph": "X", "name": "A", "pid": 1, "tid": 1, "ts": 0, "dur": 10},
+ {"ph": "X", "name": "B", "pid": 1, "tid": 2, "ts": 5, "dur": 15},
+ {"ph": "X", "name": "D", "pid": 1, "tid": 3, "ts": 30, "dur": 5},
+ {"ph": "s", "id": 1, "pid": 1, "tid": 1, "ts": 1, "name": "f", "cat": "launch"},
+ {"ph": "f", "id": 1, "pid": 1, "tid": 3, "ts": 30, "name": "f", "cat": "launch", "bp": "e"},
+ {"ph": "s", "id": 2, "pid": 1, "tid": 2, "ts": 6, "name": "f", "cat": "launch"},
+ {"ph": "f", "id": 2, "pid": 1, "tid": 3, "ts": 30, "name": "f", "cat": "launch", "bp": "e"}
+]}
+EOF
+two=$(ingest_id "$T/two.json")
+ok $? "two flows into one slice: it ingests"
+a=$(eid "$two" A) && b=$(eid "$two" B) && d=$(eid "$two" D)
+ok $? "A, B and D found"
+/usr/bin/python3 - "$T/d/traces/$two.db" "$a" "$d" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+a, d = int(sys.argv[2]), int(sys.argv[3])
+def uv(b, i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1
+        v |= (c & 0x7f) << s; s += 7
+        if c < 0x80:
+            return v, i
+def put(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append(v & 0x7f | 0x80); v >>= 7
+    out.append(v)
+    return bytes(out)
+zig = lambda v: v << 1 if v >= 0 else ((-v) << 1) - 1
+bid = d // 256
+crit = db.execute("SELECT crit FROM edge_crit WHERE id = ?", (bid,)).fetchone()[0]
+n, i = uv(crit, 0)
+stop, ev, first, done = i + n, bid * 256, b"", False
+while i < stop:
+    v, i = uv(crit, i)
+    if v:
+        lag, i = uv(crit, i)
+        if ev == d:	# A, ending at 21 us: 14 us before D ends
+            v, lag, done = 1 + (zig(a - d) << 3 | ((v - 1) & 7)), zig(14000), True
+        first += put(v) + put(lag)
+    else:
+        first += put(0)
+    ev += 1
+db.execute("UPDATE edge_crit SET crit = ? WHERE id = ?", (put(len(first)) + first + crit[stop:], bid))
+db.commit()
+sys.exit(0 if done else 1)
+EOF
+ok $? "D's crit entry rewritten to name A, ending after B"
+"$NX" critical-path --data "$T/d" "$two" --event "$d" --kinds flow --json >"$T/two.json.cp"
+is "$(jget "$T/two.json.cp" "[h['id'] for h in j['hops']]")" "[$b, $d]" \
+	"a recorded source that does not end as recorded: the hop reads the edges and takes B"
 
 dst=$("$NX" sql "$db" "SELECT max(dst) FROM edges")
 "$NX" critical-path --data "$T/d" "$id" --event "$dst" --kinds flow --json >"$T/cp.json"
