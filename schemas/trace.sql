@@ -85,6 +85,16 @@ CREATE TABLE event_data (
 	args BLOB
 );
 
+-- event_chunks' rows again, packed for the events table, which reads the
+-- whole directory once per connection (a copy instead of a row at a time
+-- through SQL): part k holds rows k * 65536 on, in id order, 80 bytes each
+-- (layout: store/st-chunk.h).  Written once the last chunk is in; a store
+-- without it (older) is read from event_chunks.
+CREATE TABLE event_dir (
+	id   INTEGER PRIMARY KEY,	-- part number, from 0
+	rows BLOB NOT NULL
+);
+
 -- Dependency edges are packed too, not one row each (encoding:
 -- store/st-edges.h and docs/dependencies.md).  Event ids are cut into
 -- blocks of 256: edge_blocks row b holds the edges into events

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "store/st-chunk.h"
@@ -231,5 +232,63 @@ st_chunk_out_finish(struct st_chunk_out *o, struct tc_err *err)
 	pthread_cond_destroy(&o->cv_have);
 	pthread_cond_destroy(&o->cv_free);
 	o->db = NULL;
+	return rc;
+}
+
+int
+st_chunk_dir_pack(sqlite3 *db, struct tc_err *err)
+{
+	sqlite3_stmt *rows = NULL, *ins = NULL;
+	uint8_t *buf = tc_xmalloc((size_t)ST_DIR_PART * ST_DIR_REC);
+	int n = 0, part = 0, rc = 0, s;
+
+	if (sqlite3_exec(db, "DELETE FROM event_dir", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT id, unit, count, ts_first, ts_last, end_max, min_depth, "
+			       "max_depth, names FROM event_chunks ORDER BY id", -1, &rows,
+			       NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO event_dir VALUES (?1, ?2)", -1, &ins,
+			       NULL) != SQLITE_OK)
+		goto fail;
+	for (;;) {
+		struct st_chunk_dir d;
+
+		s = sqlite3_step(rows);
+		if (s == SQLITE_ROW) {
+			d.first = sqlite3_column_int64(rows, 0);
+			d.unit = sqlite3_column_int(rows, 1);
+			d.count = sqlite3_column_int(rows, 2);
+			d.ts_first = sqlite3_column_int64(rows, 3);
+			d.ts_last = sqlite3_column_int64(rows, 4);
+			d.end_max = sqlite3_column_int64(rows, 5);
+			d.min_depth = sqlite3_column_int(rows, 6);
+			d.max_depth = sqlite3_column_int(rows, 7);
+			if (sqlite3_column_bytes(rows, 8) != ST_BLOOM_BYTES) {
+				rc = tc_err_set(err, -EIO, "events: chunk %lld: name filter of %d bytes",
+						(long long)d.first, sqlite3_column_bytes(rows, 8));
+				goto out;
+			}
+			memcpy(d.bloom, sqlite3_column_blob(rows, 8), ST_BLOOM_BYTES);
+			st_chunk_dir_put(buf + (size_t)n++ * ST_DIR_REC, &d);
+		} else if (s != SQLITE_DONE) {
+			goto fail;
+		}
+		if (n && (n == ST_DIR_PART || s == SQLITE_DONE)) {
+			sqlite3_bind_int(ins, 1, part++);
+			sqlite3_bind_blob(ins, 2, buf, n * ST_DIR_REC, SQLITE_STATIC);
+			if (sqlite3_step(ins) != SQLITE_DONE)
+				goto fail;
+			sqlite3_reset(ins);
+			n = 0;
+		}
+		if (s == SQLITE_DONE)
+			break;
+	}
+	goto out;
+fail:
+	rc = tc_err_set(err, -EIO, "events: directory: %s", sqlite3_errmsg(db));
+out:
+	sqlite3_finalize(rows);
+	sqlite3_finalize(ins);
+	free(buf);
 	return rc;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* store/st-chunk.c - encode and decode packed event chunks (st-chunk.h). */
+#include <endian.h>
 #include <errno.h>
 #include <string.h>
 #include "common/tc-hash.h"
@@ -87,6 +88,67 @@ st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
 		off += alen;
 	}
 	return p == end ? 0 : -EBADMSG;
+}
+
+/* Little-endian words at @p (a load or store each, not a byte loop). */
+static inline void
+le64_put(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void
+le32_put(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline uint64_t
+le64_get(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
+static inline uint32_t
+le32_get(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
+void
+st_chunk_dir_put(uint8_t *p, const struct st_chunk_dir *d)
+{
+	le64_put(p, (uint64_t)d->first);
+	le64_put(p + 8, (uint64_t)d->ts_first);
+	le64_put(p + 16, (uint64_t)d->ts_last);
+	le64_put(p + 24, (uint64_t)d->end_max);
+	le32_put(p + 32, (uint32_t)d->unit);
+	le32_put(p + 36, (uint32_t)d->count);
+	le32_put(p + 40, (uint32_t)d->min_depth);
+	le32_put(p + 44, (uint32_t)d->max_depth);
+	memcpy(p + 48, d->bloom, ST_BLOOM_BYTES);
+}
+
+void
+st_chunk_dir_get(const uint8_t *p, struct st_chunk_dir *d)
+{
+	d->first = (int64_t)le64_get(p);
+	d->ts_first = (int64_t)le64_get(p + 8);
+	d->ts_last = (int64_t)le64_get(p + 16);
+	d->end_max = (int64_t)le64_get(p + 24);
+	d->unit = (int32_t)le32_get(p + 32);
+	d->count = (int32_t)le32_get(p + 36);
+	d->min_depth = (int32_t)le32_get(p + 40);
+	d->max_depth = (int32_t)le32_get(p + 44);
+	memcpy(d->bloom, p + 48, ST_BLOOM_BYTES);
 }
 
 /* Three bits per name, from one mix of the id. */

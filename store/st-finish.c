@@ -759,6 +759,8 @@ st_fin_events(struct st_fin *f)
 	w->stats.overlaps += f->overlaps;
 	if (!rc)
 		rc = st_chunk_out_finish(f->outp, f->err);
+	if (!rc)
+		rc = st_chunk_dir_pack(w->db, f->err);
 	if (!rc && w->flagged) {
 		rc = st_flagged_map(w->flagged);
 		if (rc < 0)

@@ -15,8 +15,10 @@
  * name Bloom filter, narrows each chunk to an event index range (ids are
  * first + i, times are sorted within a chunk) and tests the rest per event.
  *
- * The directory (event_chunks) is read once per connection, on the first
- * xFilter: a trace is immutable once its events are queried.  Decoded chunks
+ * The directory is read once per connection, on the first xFilter: a trace
+ * is immutable once its events are queried.  It comes from event_dir's
+ * packed parts (st-chunk.h), or from the rows of event_chunks in a store
+ * without them or whose parts do not check.  Decoded chunks
  * sit in a small per-connection cache (the server does many point lookups by
  * id); an entry is reference-counted so that a cursor keeps its chunk while
  * another cursor of the same statement evicts it.  The args blob is read
@@ -386,12 +388,45 @@ vt_idmap(struct vt_tab *t)
 	t->nidmap = nb;
 }
 
+/* Room in t->dir for row @n (*@cap rows now).  Return: SQLITE_OK or SQLITE_NOMEM. */
 static int
-vt_load(struct vt_tab *t)
+vt_dir_room(struct vt_tab *t, int *cap, int n)
+{
+	void *nd;
+
+	if (n < *cap)
+		return SQLITE_OK;
+	nd = realloc(t->dir, (size_t)(*cap ? *cap * 2 : 64) * sizeof(*t->dir));
+	if (!nd)
+		return SQLITE_NOMEM;
+	t->dir = nd;
+	*cap = *cap ? *cap * 2 : 64;
+	return SQLITE_OK;
+}
+
+/* Directory row @n, just read, against what the searches and the skipping rely on. */
+static int
+vt_dir_check(struct vt_tab *t, int n)
+{
+	const struct st_chunk_dir *d = &t->dir[n], *p = n ? &t->dir[n - 1] : NULL;
+
+	if (d->first < 0 || d->count < 1 || d->count > ST_CHUNK_EVENTS ||
+	    d->ts_first > d->ts_last ||
+	    d->min_depth > d->max_depth || d->first > INT64_MAX - d->count ||
+	    (p && (p->first + p->count > d->first || p->unit > d->unit ||
+		   (p->unit == d->unit && p->ts_last > d->ts_first))))
+		return vt_err(t, SQLITE_CORRUPT, "events: chunk %lld: directory row out of "
+			      "order or inconsistent", (long long)d->first);
+	return SQLITE_OK;
+}
+
+/* The directory from the rows of event_chunks into t->dir; their count in *@n. */
+static int
+vt_load_rows(struct vt_tab *t, int *n)
 {
 	sqlite3_stmt *s = NULL;
 	char *sql;
-	int n = 0, cap = 0, rc;
+	int cap = 0, rc;
 
 	sql = sqlite3_mprintf("SELECT id, unit, count, ts_first, ts_last, end_max, min_depth, "
 			      "max_depth, names FROM \"%w\".event_chunks ORDER BY id", t->schema);
@@ -404,20 +439,11 @@ vt_load(struct vt_tab *t)
 		goto out;
 	}
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct st_chunk_dir *d, *p;
+		struct st_chunk_dir *d;
 
-		if (n == cap) {
-			void *nd = realloc(t->dir, (size_t)(cap ? cap * 2 : 64) * sizeof(*t->dir));
-
-			if (!nd) {
-				rc = SQLITE_NOMEM;
-				goto out;
-			}
-			t->dir = nd;
-			cap = cap ? cap * 2 : 64;
-		}
-		d = &t->dir[n];
-		p = n ? &t->dir[n - 1] : NULL;
+		if ((rc = vt_dir_room(t, &cap, *n)) != SQLITE_OK)
+			goto out;
+		d = &t->dir[*n];
 		d->first = sqlite3_column_int64(s, 0);
 		d->unit = sqlite3_column_int(s, 1);
 		d->count = sqlite3_column_int(s, 2);
@@ -432,22 +458,117 @@ vt_load(struct vt_tab *t)
 			goto out;
 		}
 		memcpy(d->bloom, sqlite3_column_blob(s, 8), ST_BLOOM_BYTES);
-		/* what the binary searches and the skipping rely on */
-		if (d->first < 0 || d->count < 1 || d->count > ST_CHUNK_EVENTS ||
-		    d->ts_first > d->ts_last ||
-		    d->min_depth > d->max_depth || d->first > INT64_MAX - d->count ||
-		    (p && (p->first + p->count > d->first || p->unit > d->unit ||
-			   (p->unit == d->unit && p->ts_last > d->ts_first)))) {
-			rc = vt_err(t, SQLITE_CORRUPT, "events: chunk %lld: directory row out of "
-				    "order or inconsistent", (long long)d->first);
+		if ((rc = vt_dir_check(t, *n)) != SQLITE_OK)
+			goto out;
+		++*n;
+	}
+	rc = rc == SQLITE_DONE ? SQLITE_OK : vt_err(t, rc, "events: %s", sqlite3_errmsg(t->db));
+out:
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/* A one-integer query's answer into *@v. */
+static int
+vt_q1(struct vt_tab *t, const char *fmt, int64_t *v)
+{
+	sqlite3_stmt *s = NULL;
+	char *sql = sqlite3_mprintf(fmt, t->schema);
+	int rc;
+
+	if (!sql)
+		return SQLITE_NOMEM;
+	rc = sqlite3_prepare_v2(t->db, sql, -1, &s, NULL);
+	sqlite3_free(sql);
+	if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+		*v = sqlite3_column_int64(s, 0);
+		rc = SQLITE_OK;
+	} else {
+		rc = vt_err(t, rc == SQLITE_DONE ? SQLITE_ERROR : rc, "events: %s",
+			    sqlite3_errmsg(t->db));
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
+
+/*
+ * The directory from the parts of event_dir (st-chunk.h) into t->dir, their
+ * rows' count in *@n: parts numbered from 0, all but the last full, as many
+ * rows as event_chunks has.  Return: SQLITE_OK, SQLITE_DONE when the store
+ * has no event_dir (written before it), or an error.
+ */
+static int
+vt_load_packed(struct vt_tab *t, int *n)
+{
+	sqlite3_stmt *s = NULL;
+	int64_t has = 0, rows = 0;
+	int cap = 0, part = 0, last = ST_DIR_PART, rc;
+	char *sql;
+
+	rc = vt_q1(t, "SELECT count(*) FROM \"%w\".sqlite_master WHERE type = 'table' "
+		   "AND name = 'event_dir'", &has);
+	if (rc != SQLITE_OK || !has)
+		return rc != SQLITE_OK ? rc : SQLITE_DONE;
+	sql = sqlite3_mprintf("SELECT id, rows FROM \"%w\".event_dir ORDER BY id", t->schema);
+	if (!sql)
+		return SQLITE_NOMEM;
+	rc = sqlite3_prepare_v2(t->db, sql, -1, &s, NULL);
+	sqlite3_free(sql);
+	if (rc != SQLITE_OK) {
+		rc = vt_err(t, rc, "events: %s", sqlite3_errmsg(t->db));
+		goto out;
+	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const uint8_t *b = sqlite3_column_blob(s, 1);
+		int len = sqlite3_column_bytes(s, 1), k = len / ST_DIR_REC;
+
+		if (sqlite3_column_int64(s, 0) != part || last != ST_DIR_PART || !b ||
+		    len % ST_DIR_REC || k < 1 || k > ST_DIR_PART) {
+			rc = vt_err(t, SQLITE_CORRUPT, "events: event_dir part %d: corrupt "
+				    "(%d bytes)", part, len);
 			goto out;
 		}
-		n++;
+		for (int i = 0; i < k; i++) {
+			if ((rc = vt_dir_room(t, &cap, *n)) != SQLITE_OK)
+				goto out;
+			st_chunk_dir_get(b + (size_t)i * ST_DIR_REC, &t->dir[*n]);
+			if ((rc = vt_dir_check(t, *n)) != SQLITE_OK)
+				goto out;
+			++*n;
+		}
+		part++;
+		last = k;
 	}
 	if (rc != SQLITE_DONE) {
 		rc = vt_err(t, rc, "events: %s", sqlite3_errmsg(t->db));
 		goto out;
 	}
+	if ((rc = vt_q1(t, "SELECT count(*) FROM \"%w\".event_chunks", &rows)) != SQLITE_OK)
+		goto out;
+	if (rows != *n)
+		rc = vt_err(t, SQLITE_CORRUPT, "events: event_dir holds %d directory rows, "
+			    "event_chunks %lld", *n, (long long)rows);
+out:
+	sqlite3_finalize(s);
+	return rc;
+}
+
+static int
+vt_load(struct vt_tab *t)
+{
+	char *sql;
+	int n = 0, rc;
+
+	rc = vt_load_packed(t, &n);
+	if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+		/* none (an older store), or parts that do not check: the rows say the same */
+		sqlite3_free(t->base.zErrMsg);
+		t->base.zErrMsg = NULL;
+		n = 0;
+		rc = vt_load_rows(t, &n);
+	}
+	if (rc != SQLITE_OK)
+		goto out;
 	/*
 	 * Not length(args): the args blob most often runs onto overflow
 	 * pages, which SQLite reads to answer it (5 us a chunk, more than
@@ -469,7 +590,6 @@ vt_load(struct vt_tab *t)
 	t->loaded = true;
 	rc = SQLITE_OK;
 out:
-	sqlite3_finalize(s);
 	if (rc != SQLITE_OK) {
 		free(t->dir);
 		t->dir = NULL;
