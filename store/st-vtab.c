@@ -420,24 +420,31 @@ vt_dir_check(struct vt_tab *t, int n)
 	return SQLITE_OK;
 }
 
+/* Prepare @fmt (its %w: the table's schema) into *@s.  Return: SQLITE_OK, or an error set. */
+static int
+vt_prep(struct vt_tab *t, const char *fmt, sqlite3_stmt **s)
+{
+	char *sql = sqlite3_mprintf(fmt, t->schema);
+	int rc;
+
+	if (!sql)
+		return SQLITE_NOMEM;
+	rc = sqlite3_prepare_v2(t->db, sql, -1, s, NULL);
+	sqlite3_free(sql);
+	return rc == SQLITE_OK ? rc : vt_err(t, rc, "events: %s", sqlite3_errmsg(t->db));
+}
+
 /* The directory from the rows of event_chunks into t->dir; their count in *@n. */
 static int
 vt_load_rows(struct vt_tab *t, int *n)
 {
 	sqlite3_stmt *s = NULL;
-	char *sql;
 	int cap = 0, rc;
 
-	sql = sqlite3_mprintf("SELECT id, unit, count, ts_first, ts_last, end_max, min_depth, "
-			      "max_depth, names FROM \"%w\".event_chunks ORDER BY id", t->schema);
-	if (!sql)
-		return SQLITE_NOMEM;
-	rc = sqlite3_prepare_v2(t->db, sql, -1, &s, NULL);
-	sqlite3_free(sql);
-	if (rc != SQLITE_OK) {
-		rc = vt_err(t, rc, "events: %s", sqlite3_errmsg(t->db));
+	rc = vt_prep(t, "SELECT id, unit, count, ts_first, ts_last, end_max, min_depth, "
+		     "max_depth, names FROM \"%w\".event_chunks ORDER BY id", &s);
+	if (rc != SQLITE_OK)
 		goto out;
-	}
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct st_chunk_dir *d;
 
@@ -473,14 +480,11 @@ static int
 vt_q1(struct vt_tab *t, const char *fmt, int64_t *v)
 {
 	sqlite3_stmt *s = NULL;
-	char *sql = sqlite3_mprintf(fmt, t->schema);
-	int rc;
+	int rc = vt_prep(t, fmt, &s);
 
-	if (!sql)
-		return SQLITE_NOMEM;
-	rc = sqlite3_prepare_v2(t->db, sql, -1, &s, NULL);
-	sqlite3_free(sql);
-	if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+	if (rc != SQLITE_OK)
+		return rc;
+	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		*v = sqlite3_column_int64(s, 0);
 		rc = SQLITE_OK;
 	} else {
@@ -503,21 +507,14 @@ vt_load_packed(struct vt_tab *t, int *n)
 	sqlite3_stmt *s = NULL;
 	int64_t has = 0, rows = 0;
 	int cap = 0, part = 0, last = ST_DIR_PART, rc;
-	char *sql;
 
 	rc = vt_q1(t, "SELECT count(*) FROM \"%w\".sqlite_master WHERE type = 'table' "
 		   "AND name = 'event_dir'", &has);
 	if (rc != SQLITE_OK || !has)
 		return rc != SQLITE_OK ? rc : SQLITE_DONE;
-	sql = sqlite3_mprintf("SELECT id, rows FROM \"%w\".event_dir ORDER BY id", t->schema);
-	if (!sql)
-		return SQLITE_NOMEM;
-	rc = sqlite3_prepare_v2(t->db, sql, -1, &s, NULL);
-	sqlite3_free(sql);
-	if (rc != SQLITE_OK) {
-		rc = vt_err(t, rc, "events: %s", sqlite3_errmsg(t->db));
+	rc = vt_prep(t, "SELECT id, rows FROM \"%w\".event_dir ORDER BY id", &s);
+	if (rc != SQLITE_OK)
 		goto out;
-	}
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		const uint8_t *b = sqlite3_column_blob(s, 1);
 		int len = sqlite3_column_bytes(s, 1), k = len / ST_DIR_REC;

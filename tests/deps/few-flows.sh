@@ -44,14 +44,37 @@ id=$(ingest_id "$T/few.json")
 ok $? "it ingests"
 is "$(jget "$T/ingest.json" "j['slices'], j['flows']['flow']")" "6000 40" "6000 slices, 40 flow edges"
 
+# Varints of the crit blobs (store/st-edges.h), for the checks below.
+cat >"$T/varint.py" <<'EOF'
+def uv(b, i):
+    """The uvarint at b[i:], and the index after it."""
+    v = s = 0
+    while True:
+        c = b[i]; i += 1
+        v |= (c & 0x7f) << s; s += 7
+        if c < 0x80:
+            return v, i
+def put(v):
+    out = bytearray()
+    while v >= 0x80:
+        out.append(v & 0x7f | 0x80); v >>= 7
+    out.append(v)
+    return bytes(out)
+def unzig(v):
+    return (v >> 1) ^ -(v & 1)
+def zig(v):
+    return v << 1 if v >= 0 else ((-v) << 1) - 1
+EOF
+
 # Decode every crit blob's first part and compare it with the edges and ends
 # (events and edges are the store's virtual tables: read through `sql`).
 db="$T/d/traces/$id.db"
 "$NX" sql "$db" "SELECT id, ts + dur FROM events" >"$T/ends.txt" &&
 	"$NX" sql "$db" "SELECT src, dst FROM edges" >"$T/edges.txt"
 ok $? "ends and edges listed"
-/usr/bin/python3 - "$db" "$T/ends.txt" "$T/edges.txt" >"$T/crit.txt" <<'EOF'
+PYTHONPATH="$T" /usr/bin/python3 - "$db" "$T/ends.txt" "$T/edges.txt" >"$T/crit.txt" <<'EOF'
 import sqlite3, sys
+from varint import uv, unzig
 db = sqlite3.connect(sys.argv[1])
 rows = lambda f: [tuple(int(x) for x in l.split("|")) for l in open(f) if l.strip()]
 end = dict(rows(sys.argv[2]))
@@ -60,15 +83,6 @@ for src, dst in rows(sys.argv[3]):
     b = best.get(dst)
     if b is None or end[src] > end[b] or (end[src] == end[b] and src > b):
         best[dst] = src
-def uv(b, i):
-    v = s = 0
-    while True:
-        c = b[i]; i += 1
-        v |= (c & 0x7f) << s; s += 7
-        if c < 0x80:
-            return v, i
-def unzig(v):
-    return (v >> 1) ^ -(v & 1)
 got, blobs = {}, 0
 for bid, crit in db.execute("SELECT id, crit FROM edge_crit"):
     blobs += 1
@@ -106,24 +120,11 @@ two=$(ingest_id "$T/two.json")
 ok $? "two flows into one slice: it ingests"
 a=$(eid "$two" A) && b=$(eid "$two" B) && d=$(eid "$two" D)
 ok $? "A, B and D found"
-/usr/bin/python3 - "$T/d/traces/$two.db" "$a" "$d" <<'EOF'
+PYTHONPATH="$T" /usr/bin/python3 - "$T/d/traces/$two.db" "$a" "$d" <<'EOF'
 import sqlite3, sys
+from varint import uv, put, zig
 db = sqlite3.connect(sys.argv[1])
 a, d = int(sys.argv[2]), int(sys.argv[3])
-def uv(b, i):
-    v = s = 0
-    while True:
-        c = b[i]; i += 1
-        v |= (c & 0x7f) << s; s += 7
-        if c < 0x80:
-            return v, i
-def put(v):
-    out = bytearray()
-    while v >= 0x80:
-        out.append(v & 0x7f | 0x80); v >>= 7
-    out.append(v)
-    return bytes(out)
-zig = lambda v: v << 1 if v >= 0 else ((-v) << 1) - 1
 bid = d // 256
 crit = db.execute("SELECT crit FROM edge_crit WHERE id = ?", (bid,)).fetchone()[0]
 n, i = uv(crit, 0)
