@@ -875,9 +875,9 @@ struct ev_entry {
 	int form, kind;		/* from lk */
 };
 
-/* Parse one blob entry at *@q; SQLITE_OK or SQLITE_CORRUPT. */
+/* Parse one blob entry at *@q, a bound checked at every byte; SQLITE_OK or SQLITE_CORRUPT. */
 static int
-ev_entry_get(const uint8_t **q, const uint8_t *end, struct ev_entry *e)
+ev_entry_get_checked(const uint8_t **q, const uint8_t *end, struct ev_entry *e)
 {
 	uint64_t x;
 
@@ -894,6 +894,39 @@ ev_entry_get(const uint8_t **q, const uint8_t *end, struct ev_entry *e)
 		return SQLITE_CORRUPT;
 	if (e->form == ST_LABEL_RANGE && (tc_uvarint_get(q, end, &e->b) || e->a + e->b < e->a))
 		return SQLITE_CORRUPT;
+	return SQLITE_OK;
+}
+
+/*
+ * Parse one blob entry at *@q; SQLITE_OK or SQLITE_CORRUPT.  Where
+ * TC_VARINT_MAX bytes are left for each of its five numbers (all but a
+ * blob's last few entries) they are decoded without a bound check per
+ * byte: the same numbers and checks as ev_entry_get_checked(), in about
+ * half the instructions (the crit pass and the queries read every entry).
+ */
+static inline int
+ev_entry_get(const uint8_t **q, const uint8_t *end, struct ev_entry *e)
+{
+	const uint8_t *p = *q;
+	uint64_t x;
+
+	if (end - p < 5 * TC_VARINT_MAX)
+		return ev_entry_get_checked(q, end, e);
+	e->a = e->b = 0;
+	if (tc_uvarint_get_room(&p, &e->d) || tc_uvarint_get_room(&p, &e->z) ||
+	    tc_uvarint_get_room(&p, &e->lk))
+		return SQLITE_CORRUPT;
+	x = e->lk >> ST_EDGE_KIND_BITS;
+	e->kind = (int)(e->lk & ST_EDGE_KIND_MASK);
+	e->form = x ? (int)(x & 3) : 0;
+	if (x && e->form == 0)
+		return SQLITE_CORRUPT;
+	if ((e->form == ST_LABEL_RANGE || e->form == ST_LABEL_WAIT) &&
+	    tc_uvarint_get_room(&p, &e->a))
+		return SQLITE_CORRUPT;
+	if (e->form == ST_LABEL_RANGE && (tc_uvarint_get_room(&p, &e->b) || e->a + e->b < e->a))
+		return SQLITE_CORRUPT;
+	*q = p;
 	return SQLITE_OK;
 }
 

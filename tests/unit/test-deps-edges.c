@@ -594,6 +594,23 @@ main(void)
 				    "WHERE id = 2", NULL, NULL, NULL), SQLITE_OK, "outs of block 2 damaged");
 		is_int(first_step(db, "SELECT dst FROM edges WHERE src = 513"), SQLITE_CORRUPT,
 		       "a lookup through a damaged index is SQLITE_CORRUPT");
+		/*
+		 * block 0's first entry (0 -> 1: id step 01, then the source) with
+		 * 11 bytes written over it from its source on, the length kept (the
+		 * index stays right): a source of 11 bytes, one more than a varint
+		 * may take.  Entries are read without per-byte bounds where 50
+		 * bytes are left: still SQLITE_CORRUPT.
+		 */
+		g = tc_xasprintf("UPDATE edge_blocks SET ins = CAST(substr(ins, 1, %d) || "
+				 "X'8180808080808080808000' || substr(ins, %d) AS BLOB) WHERE id = 0",
+				 ST_EDGE_IDX + 1, ST_EDGE_IDX + 13);
+		sqlite3_exec(db, g, NULL, NULL, NULL);
+		free(g);
+		is_int(first_step(db, "SELECT src FROM edges WHERE dst = 1"), SQLITE_CORRUPT,
+		       "an entry with a number of 11 bytes is SQLITE_CORRUPT");
+		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", 100, 0);
+		is_str(g, "99>100:0:A[0:4];", "a lookup in another group of block 0 answers");
+		free(g);
 		/* block 3: text where the ins blob should be */
 		sqlite3_exec(db, "UPDATE edge_blocks SET ins = 'abc' WHERE id = 3", NULL, NULL, NULL);
 		is_int(first_step(db, "SELECT src FROM edges WHERE dst = 800"), SQLITE_CORRUPT,
