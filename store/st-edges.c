@@ -1069,11 +1069,15 @@ st_edges_enc_crit(const struct st_edges *x, const uint8_t *ins, size_t len, uint
 /*
  * Finishing: each partition is sorted and its blocks' blobs encoded (a
  * "pack"), then the blocks are written in order.  With two CPUs or more
- * (and NX_DEPS_THREADS not 1) a thread packs the next partitions while this
- * one writes the blocks of the last, at most ST_PACK_AHEAD ahead, so memory
- * is the budget plus ST_PACK_AHEAD + 1 partitions' sort arrays and blobs.
+ * (and NX_DEPS_THREADS not 1) ST_PACKERS threads pack the next partitions,
+ * taking them in order, while this one writes the blocks of the last, at
+ * most ST_PACK_AHEAD ahead: packing costs about three times what writing
+ * does, so one packer left the writer waiting most of the time.  Memory is
+ * the budget plus ST_PACK_AHEAD + 1 partitions' blobs and ST_PACKERS
+ * partitions' sort arrays.
  */
 #define ST_PACK_AHEAD 2
+#define ST_PACKERS 2		/* at most ST_PACK_AHEAD */
 #define ST_PACK_MIN_EDGES 65536	/* fewer edges: packed on this thread */
 
 struct st_prow {		/* one block's edge_blocks, edge_outs and edge_crit rows */
@@ -1226,18 +1230,25 @@ st_edges_write_pack(struct st_edges *x, const struct st_pack *pk, struct tc_err 
 	return rc;
 }
 
-/* The thread that packs ahead (nx-edge-pack) and what it shares with the writer. */
+/* The threads that pack ahead (nx-edge-pack) and what they share with the writer. */
 struct st_packq {
 	struct st_edges *x;
 	uint32_t *parts;	/* the partitions with edges, in order */
 	size_t nparts;
 	struct st_pack slot[ST_PACK_AHEAD + 1];	/* parts[i] in slot[i % (AHEAD + 1)] */
-	size_t packed, written;	/* under mu */
+	size_t ready[ST_PACK_AHEAD + 1];	/* under mu: i + 1 once parts[i] is in its slot */
+	size_t next;		/* under mu: the first partition no packer took */
+	size_t written;		/* under mu */
 	bool stop;		/* under mu: the writer failed */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 };
 
+/*
+ * A packer takes the partitions in order, one at a time, so the one the
+ * writer waits for is always taken by a packer that does not wait, or is
+ * the next to be taken; however many packers started, all are packed.
+ */
 static void *
 st_packq_main(void *arg)
 {
@@ -1245,19 +1256,22 @@ st_packq_main(void *arg)
 	struct st_packer k = { 0 };
 
 	tc_thread_name("edge-pack");
-	for (size_t i = 0; i < q->nparts; i++) {
+	for (;;) {
+		size_t i;
 		bool stop;
 
 		pthread_mutex_lock(&q->mu);
-		while (i - q->written > ST_PACK_AHEAD && !q->stop)
+		i = q->next++;
+		/* its slot was parts[i - AHEAD - 1]'s: free once that is written */
+		while (i < q->nparts && i - q->written > ST_PACK_AHEAD && !q->stop)
 			pthread_cond_wait(&q->cv, &q->mu);
-		stop = q->stop;
+		stop = q->stop || i >= q->nparts;
 		pthread_mutex_unlock(&q->mu);
 		if (stop)
 			break;
 		st_edges_pack(q->x, q->parts[i], &k, &q->slot[i % (ST_PACK_AHEAD + 1)]);
 		pthread_mutex_lock(&q->mu);
-		q->packed++;
+		q->ready[i % (ST_PACK_AHEAD + 1)] = i + 1;
 		pthread_cond_broadcast(&q->cv);
 		pthread_mutex_unlock(&q->mu);
 	}
@@ -1298,19 +1312,21 @@ st_edges_finish_ahead(struct st_edges *x, uint32_t *parts, size_t nparts,
 		      int (*tick)(void *ctx, double frac), void *ctx, struct tc_err *err)
 {
 	struct st_packq q = { .x = x, .parts = parts, .nparts = nparts };
-	pthread_t th;
-	int rc = 0, e;
+	pthread_t th[ST_PACKERS];
+	unsigned started = 0, want = nparts > 2 ? ST_PACKERS : 1;
+	int rc = 0;
 
 	pthread_mutex_init(&q.mu, NULL);
 	pthread_cond_init(&q.cv, NULL);
-	e = pthread_create(&th, NULL, st_packq_main, &q);
-	if (e) {
+	while (started < want && !pthread_create(&th[started], NULL, st_packq_main, &q))
+		started++;
+	if (!started) {
 		rc = 1;
 		goto out;
 	}
 	for (size_t i = 0; i < nparts && !rc; i++) {
 		pthread_mutex_lock(&q.mu);
-		while (q.packed <= i)
+		while (q.ready[i % (ST_PACK_AHEAD + 1)] != i + 1)
 			pthread_cond_wait(&q.cv, &q.mu);
 		pthread_mutex_unlock(&q.mu);
 		rc = st_edges_write_pack(x, &q.slot[i % (ST_PACK_AHEAD + 1)], err);
@@ -1323,7 +1339,8 @@ st_edges_finish_ahead(struct st_edges *x, uint32_t *parts, size_t nparts,
 		pthread_cond_broadcast(&q.cv);
 		pthread_mutex_unlock(&q.mu);
 	}
-	pthread_join(th, NULL);
+	for (unsigned j = 0; j < started; j++)
+		pthread_join(th[j], NULL);
 out:
 	for (int i = 0; i <= ST_PACK_AHEAD; i++) {
 		free(q.slot[i].buf);
