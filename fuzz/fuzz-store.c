@@ -8,8 +8,9 @@
  * slices on threads and in-order streams, access sets, semaphores, flows);
  * each input replaces one blob of one row of a copy of it:
  *
- *   byte 0: what, modulo 4: event_data.cols, edge_blocks.ins,
- *           edge_blocks.outs, edge_labels.texts
+ *   byte 0: what, modulo 6: event_data.cols, edge_blocks.ins,
+ *           edge_outs.outs, edge_labels.texts, edge_crit.crit,
+ *           event_dir.rows
  *   byte 1: which row (modulo the rows there are)
  *   rest:   the new blob (empty: SQL NULL)
  *
@@ -53,24 +54,18 @@ static const char trace[] =
 	"{\"name\": \"launch\", \"ph\": \"f\", \"id\": 1, \"ts\": 22, \"pid\": 0, \"tid\": 7, \"cat\": \"ac2g\", \"bp\": \"e\"}\n"
 	"]}\n";
 
-static const char *const what_sql[4] = {
-	"UPDATE event_data SET cols = ?1 WHERE rowid = (SELECT rowid FROM event_data "
-	"ORDER BY rowid LIMIT 1 OFFSET ?2)",
-	"UPDATE edge_blocks SET ins = ?1 WHERE id = (SELECT id FROM edge_blocks "
-	"ORDER BY id LIMIT 1 OFFSET ?2)",
-	"UPDATE edge_blocks SET outs = ?1 WHERE id = (SELECT id FROM edge_blocks "
-	"ORDER BY id LIMIT 1 OFFSET ?2)",
-	"UPDATE edge_labels SET texts = ?1 WHERE id = (SELECT id FROM edge_labels "
-	"ORDER BY id LIMIT 1 OFFSET ?2)",
+/* The blobs an input may replace, by its first byte modulo NKINDS. */
+static const struct {
+	const char *table, *col, *key;
+} kinds[] = {
+	{ "event_data", "cols", "rowid" },
+	{ "edge_blocks", "ins", "id" },
+	{ "edge_outs", "outs", "id" },
+	{ "edge_labels", "texts", "id" },
+	{ "edge_crit", "crit", "id" },
+	{ "event_dir", "rows", "id" },
 };
-static const char *const count_sql[4] = {
-	"SELECT count(*) FROM event_data", "SELECT count(*) FROM edge_blocks",
-	"SELECT count(*) FROM edge_blocks", "SELECT count(*) FROM edge_labels",
-};
-static const char *const blob_sql[4] = {
-	"SELECT cols FROM event_data ORDER BY rowid", "SELECT ins FROM edge_blocks ORDER BY id",
-	"SELECT outs FROM edge_blocks ORDER BY id", "SELECT texts FROM edge_labels ORDER BY id",
-};
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
 static char base[256], work[256];
 static uint8_t *base_bytes;
@@ -130,17 +125,20 @@ write_seeds(const char *dir)
 
 	if (sqlite3_open_v2(work, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
 		abort();
-	for (int what = 0; what < 4; what++) {
+	for (size_t what = 0; what < NKINDS; what++) {
 		sqlite3_stmt *s = NULL;
+		char sql[256];
 		int row = 0;
 
-		if (sqlite3_prepare_v2(db, blob_sql[what], -1, &s, NULL) != SQLITE_OK)
+		snprintf(sql, sizeof(sql), "SELECT %s FROM %s ORDER BY %s", kinds[what].col,
+			 kinds[what].table, kinds[what].key);
+		if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
 			abort();
 		while (sqlite3_step(s) == SQLITE_ROW && row < 4) {
 			FILE *f;
 			uint8_t hdr[2] = { (uint8_t)what, (uint8_t)row };
 
-			snprintf(path, sizeof(path), "%s/seed-%d-%d", dir, what, row++);
+			snprintf(path, sizeof(path), "%s/seed-%zu-%d", dir, what, row++);
 			f = fopen(path, "wb");
 			if (!f || fwrite(hdr, 1, 2, f) != 2 ||
 			    fwrite(sqlite3_column_blob(s, 0), 1, (size_t)sqlite3_column_bytes(s, 0),
@@ -160,7 +158,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sqlite3_stmt *s = NULL;
 	FILE *f;
 	int64_t rows = 0, nev = 0;
-	int what;
+	char sql[256];
+	size_t what;
 
 	if (!base_bytes)
 		build_base();
@@ -173,16 +172,20 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (size < 2)
 		goto out;
-	what = data[0] % 4;
+	what = data[0] % NKINDS;
 	/* the damage, through plain SQLite */
 	if (sqlite3_open(work, &db) != SQLITE_OK)
 		abort();
-	if (sqlite3_prepare_v2(db, count_sql[what], -1, &s, NULL) == SQLITE_OK &&
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s", kinds[what].table);
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK &&
 	    sqlite3_step(s) == SQLITE_ROW)
 		rows = sqlite3_column_int64(s, 0);
 	sqlite3_finalize(s);
 	s = NULL;
-	if (rows > 0 && sqlite3_prepare_v2(db, what_sql[what], -1, &s, NULL) == SQLITE_OK) {
+	snprintf(sql, sizeof(sql), "UPDATE %s SET %s = ?1 WHERE %s = (SELECT %s FROM %s ORDER BY %s "
+		 "LIMIT 1 OFFSET ?2)", kinds[what].table, kinds[what].col, kinds[what].key,
+		 kinds[what].key, kinds[what].table, kinds[what].key);
+	if (rows > 0 && sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK) {
 		if (size > 2)
 			sqlite3_bind_blob(s, 1, data + 2, (int)(size - 2), SQLITE_TRANSIENT);
 		else
