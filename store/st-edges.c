@@ -875,20 +875,24 @@ struct ev_entry {
 	int form, kind;		/* from lk */
 };
 
+/* Entry @e's kind and label form, from its lk; SQLITE_CORRUPT for a label part of no form. */
+static inline int
+ev_entry_lk(struct ev_entry *e)
+{
+	uint64_t x = e->lk >> ST_EDGE_KIND_BITS;
+
+	e->kind = (int)(e->lk & ST_EDGE_KIND_MASK);
+	e->form = x ? (int)(x & 3) : 0;
+	return x && e->form == 0 ? SQLITE_CORRUPT : SQLITE_OK;
+}
+
 /* Parse one blob entry at *@q, a bound checked at every byte; SQLITE_OK or SQLITE_CORRUPT. */
 static int
 ev_entry_get_checked(const uint8_t **q, const uint8_t *end, struct ev_entry *e)
 {
-	uint64_t x;
-
 	e->a = e->b = 0;
 	if (tc_uvarint_get(q, end, &e->d) || tc_uvarint_get(q, end, &e->z) ||
-	    tc_uvarint_get(q, end, &e->lk))
-		return SQLITE_CORRUPT;
-	x = e->lk >> ST_EDGE_KIND_BITS;
-	e->kind = (int)(e->lk & ST_EDGE_KIND_MASK);
-	e->form = x ? (int)(x & 3) : 0;
-	if (x && e->form == 0)
+	    tc_uvarint_get(q, end, &e->lk) || ev_entry_lk(e) != SQLITE_OK)
 		return SQLITE_CORRUPT;
 	if ((e->form == ST_LABEL_RANGE || e->form == ST_LABEL_WAIT) && tc_uvarint_get(q, end, &e->a))
 		return SQLITE_CORRUPT;
@@ -908,18 +912,12 @@ static inline int
 ev_entry_get(const uint8_t **q, const uint8_t *end, struct ev_entry *e)
 {
 	const uint8_t *p = *q;
-	uint64_t x;
 
 	if (end - p < 5 * TC_VARINT_MAX)
 		return ev_entry_get_checked(q, end, e);
 	e->a = e->b = 0;
 	if (tc_uvarint_get_room(&p, &e->d) || tc_uvarint_get_room(&p, &e->z) ||
-	    tc_uvarint_get_room(&p, &e->lk))
-		return SQLITE_CORRUPT;
-	x = e->lk >> ST_EDGE_KIND_BITS;
-	e->kind = (int)(e->lk & ST_EDGE_KIND_MASK);
-	e->form = x ? (int)(x & 3) : 0;
-	if (x && e->form == 0)
+	    tc_uvarint_get_room(&p, &e->lk) || ev_entry_lk(e) != SQLITE_OK)
 		return SQLITE_CORRUPT;
 	if ((e->form == ST_LABEL_RANGE || e->form == ST_LABEL_WAIT) &&
 	    tc_uvarint_get_room(&p, &e->a))

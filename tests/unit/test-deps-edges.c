@@ -470,6 +470,35 @@ round_trip(const char *path, size_t ram, bool ranked, const char *what)
 	unlink(path);
 }
 
+/*
+ * Write the @nbytes bytes of hex @hex over block @block's ins blob from byte
+ * @at after its index on (its length kept, so the index stays right): a
+ * lookup of @bad_dst is SQLITE_CORRUPT, one of @ok_dst (another group of
+ * the block; edges i - 1 -> i of kind i % 4 labelled A[0:4]) still answers.
+ */
+static void
+damage_ins(sqlite3 *db, int block, int at, const char *hex, int nbytes, int64_t bad_dst,
+	   int64_t ok_dst, const char *what)
+{
+	char *sql = tc_xasprintf("UPDATE edge_blocks SET ins = CAST(substr(ins, 1, %d) || X'%s' || "
+				 "substr(ins, %d) AS BLOB) WHERE id = %d", ST_EDGE_IDX + at, hex,
+				 ST_EDGE_IDX + at + nbytes + 1, block);
+	char want[64], name[128], *g;
+
+	sqlite3_exec(db, sql, NULL, NULL, NULL);
+	free(sql);
+	sql = tc_xasprintf("SELECT src FROM edges WHERE dst = %lld", (long long)bad_dst);
+	snprintf(name, sizeof(name), "%s is SQLITE_CORRUPT", what);
+	is_int(first_step(db, sql), SQLITE_CORRUPT, name);
+	free(sql);
+	snprintf(want, sizeof(want), "%lld>%lld:%d:A[0:4];", (long long)ok_dst - 1,
+		 (long long)ok_dst, (int)(ok_dst % 4));
+	g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", ok_dst, 0);
+	snprintf(name, sizeof(name), "%s: a lookup in another group of the block answers", what);
+	is_str(g, want, name);
+	free(g);
+}
+
 int
 main(void)
 {
@@ -579,16 +608,7 @@ main(void)
 		is_int(st_edges_finish(x, NULL, NULL, &err), 0, "finishes");
 		st_edges_free(x);
 		/* block 1: its first entry (after the index) jumps past the block's last id */
-		g = tc_xasprintf("UPDATE edge_blocks SET ins = CAST(substr(ins, 1, %d) || X'ff7f00' || "
-				 "substr(ins, %d) AS BLOB) WHERE id = 1", ST_EDGE_IDX,
-				 ST_EDGE_IDX + 4);
-		sqlite3_exec(db, g, NULL, NULL, NULL);
-		free(g);
-		is_int(first_step(db, "SELECT src FROM edges WHERE dst = 257"), SQLITE_CORRUPT,
-		       "a lookup in the damaged group is SQLITE_CORRUPT");
-		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", 300, 0);
-		is_str(g, "299>300:0:A[0:4];", "a lookup in another group of the block answers");
-		free(g);
+		damage_ins(db, 1, 0, "ff7f00", 3, 257, 300, "a lookup in the damaged group");
 		/* block 2: its index points past the blob */
 		is_int(sqlite3_exec(db, "UPDATE edge_outs SET outs = X'ffffff7f00' || substr(outs, 6) "
 				    "WHERE id = 2", NULL, NULL, NULL), SQLITE_OK, "outs of block 2 damaged");
@@ -601,16 +621,8 @@ main(void)
 		 * may take.  Entries are read without per-byte bounds where 50
 		 * bytes are left: still SQLITE_CORRUPT.
 		 */
-		g = tc_xasprintf("UPDATE edge_blocks SET ins = CAST(substr(ins, 1, %d) || "
-				 "X'8180808080808080808000' || substr(ins, %d) AS BLOB) WHERE id = 0",
-				 ST_EDGE_IDX + 1, ST_EDGE_IDX + 13);
-		sqlite3_exec(db, g, NULL, NULL, NULL);
-		free(g);
-		is_int(first_step(db, "SELECT src FROM edges WHERE dst = 1"), SQLITE_CORRUPT,
-		       "an entry with a number of 11 bytes is SQLITE_CORRUPT");
-		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", 100, 0);
-		is_str(g, "99>100:0:A[0:4];", "a lookup in another group of block 0 answers");
-		free(g);
+		damage_ins(db, 0, 1, "8180808080808080808000", 11, 1, 100,
+			   "an entry with a number of 11 bytes");
 		/* block 3: text where the ins blob should be */
 		sqlite3_exec(db, "UPDATE edge_blocks SET ins = 'abc' WHERE id = 3", NULL, NULL, NULL);
 		is_int(first_step(db, "SELECT src FROM edges WHERE dst = 800"), SQLITE_CORRUPT,
