@@ -74,6 +74,11 @@ tc_uvarint_get_room(const uint8_t **p, uint64_t *v)
 		*p = q + 1;
 		return 0;
 	}
+	if (q[1] < 0x80) {	/* two bytes: most of the rest */
+		*v = (uint64_t)(q[0] & 0x7f) | (uint64_t)q[1] << 7;
+		*p = q + 2;
+		return 0;
+	}
 	r = *q++ & 0x7f;
 	for (unsigned shift = 7; shift < 64; shift += 7) {
 		uint8_t b = *q++;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/tc-sort.h"
 #include "store/st-chunk.h"
 
 /* Insert one chunk; called with dbmu held.  Return 0 or -EIO (o->msg set). */
@@ -45,6 +46,9 @@ st_chunk_write(struct st_chunk_out *o, const struct st_chunk_job *j)
 	if (sqlite3_step(c) != SQLITE_DONE || sqlite3_step(d) != SQLITE_DONE) {
 		snprintf(o->msg, sizeof(o->msg), "events: %s", sqlite3_errmsg(o->db));
 		rc = -EIO;
+	} else {
+		TC_GROW(o->dirs, o->ndirs, o->cdirs, 256);
+		o->dirs[o->ndirs++] = j->dir;	/* for event_dir, at the end */
 	}
 	sqlite3_reset(c);
 	sqlite3_reset(d);
@@ -201,7 +205,7 @@ st_chunk_out_unlock(struct st_chunk_out *o)
 }
 
 int
-st_chunk_out_finish(struct st_chunk_out *o, struct tc_err *err)
+st_chunk_out_finish(struct st_chunk_out *o, bool write_dir, struct tc_err *err)
 {
 	int rc;
 
@@ -218,6 +222,11 @@ st_chunk_out_finish(struct st_chunk_out *o, struct tc_err *err)
 	rc = o->rc;
 	if (rc)
 		tc_err_set(err, rc, "%s", o->msg);
+	else if (write_dir)
+		rc = st_chunk_dir_write(o->db, o->dirs, o->ndirs, err);
+	free(o->dirs);
+	o->dirs = NULL;
+	o->ndirs = o->cdirs = 0;
 	if (o->fd >= 0)
 		close(o->fd);
 	o->fd = -1;
@@ -235,60 +244,90 @@ st_chunk_out_finish(struct st_chunk_out *o, struct tc_err *err)
 	return rc;
 }
 
+#define DIR_FIRST_LT(x, y) ((x)->first < (y)->first)
+TC_MSORT_DEFINE(dir_sort, struct st_chunk_dir, DIR_FIRST_LT)
+
+int
+st_chunk_dir_write(sqlite3 *db, struct st_chunk_dir *dirs, size_t n, struct tc_err *err)
+{
+	sqlite3_stmt *ins = NULL;
+	uint8_t *buf = NULL;
+	int rc = 0;
+
+	if (n > 1) {		/* the finish parts insert their units' chunks side by side */
+		struct st_chunk_dir *tmp = tc_xmalloc((n / 2 + 1) * sizeof(*tmp));
+
+		dir_sort(dirs, tmp, n);
+		free(tmp);
+	}
+	if (sqlite3_exec(db, "DELETE FROM event_dir", NULL, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "INSERT INTO event_dir VALUES (?1, ?2)", -1, &ins,
+			       NULL) != SQLITE_OK) {
+		rc = tc_err_set(err, -EIO, "events: directory: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	buf = tc_xmalloc((size_t)TC_MIN(n, (size_t)ST_DIR_PART) * ST_DIR_REC + 1);
+	for (size_t at = 0, part = 0; at < n; part++) {
+		size_t k = TC_MIN(n - at, (size_t)ST_DIR_PART);
+
+		for (size_t i = 0; i < k; i++)
+			st_chunk_dir_put(buf + i * ST_DIR_REC, &dirs[at + i]);
+		sqlite3_bind_int64(ins, 1, (int64_t)part);
+		sqlite3_bind_blob(ins, 2, buf, (int)(k * ST_DIR_REC), SQLITE_STATIC);
+		if (sqlite3_step(ins) != SQLITE_DONE) {
+			rc = tc_err_set(err, -EIO, "events: directory: %s", sqlite3_errmsg(db));
+			goto out;
+		}
+		sqlite3_reset(ins);
+		at += k;
+	}
+out:
+	sqlite3_finalize(ins);
+	free(buf);
+	return rc;
+}
+
 int
 st_chunk_dir_pack(sqlite3 *db, struct tc_err *err)
 {
-	sqlite3_stmt *rows = NULL, *ins = NULL;
-	uint8_t *buf = tc_xmalloc((size_t)ST_DIR_PART * ST_DIR_REC);
-	int n = 0, part = 0, rc = 0, s;
+	sqlite3_stmt *rows = NULL;
+	struct st_chunk_dir *dirs = NULL;
+	size_t n = 0, cap = 0;
+	int rc = 0, s;
 
-	if (sqlite3_exec(db, "DELETE FROM event_dir", NULL, NULL, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "SELECT id, unit, count, ts_first, ts_last, end_max, min_depth, "
+	if (sqlite3_prepare_v2(db, "SELECT id, unit, count, ts_first, ts_last, end_max, min_depth, "
 			       "max_depth, names FROM event_chunks ORDER BY id", -1, &rows,
-			       NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(db, "INSERT INTO event_dir VALUES (?1, ?2)", -1, &ins,
-			       NULL) != SQLITE_OK)
-		goto fail;
-	for (;;) {
-		struct st_chunk_dir d;
-
-		s = sqlite3_step(rows);
-		if (s == SQLITE_ROW) {
-			d.first = sqlite3_column_int64(rows, 0);
-			d.unit = sqlite3_column_int(rows, 1);
-			d.count = sqlite3_column_int(rows, 2);
-			d.ts_first = sqlite3_column_int64(rows, 3);
-			d.ts_last = sqlite3_column_int64(rows, 4);
-			d.end_max = sqlite3_column_int64(rows, 5);
-			d.min_depth = sqlite3_column_int(rows, 6);
-			d.max_depth = sqlite3_column_int(rows, 7);
-			if (sqlite3_column_bytes(rows, 8) != ST_BLOOM_BYTES) {
-				rc = tc_err_set(err, -EIO, "events: chunk %lld: name filter of %d bytes",
-						(long long)d.first, sqlite3_column_bytes(rows, 8));
-				goto out;
-			}
-			memcpy(d.bloom, sqlite3_column_blob(rows, 8), ST_BLOOM_BYTES);
-			st_chunk_dir_put(buf + (size_t)n++ * ST_DIR_REC, &d);
-		} else if (s != SQLITE_DONE) {
-			goto fail;
-		}
-		if (n && (n == ST_DIR_PART || s == SQLITE_DONE)) {
-			sqlite3_bind_int(ins, 1, part++);
-			sqlite3_bind_blob(ins, 2, buf, n * ST_DIR_REC, SQLITE_STATIC);
-			if (sqlite3_step(ins) != SQLITE_DONE)
-				goto fail;
-			sqlite3_reset(ins);
-			n = 0;
-		}
-		if (s == SQLITE_DONE)
-			break;
+			       NULL) != SQLITE_OK) {
+		rc = tc_err_set(err, -EIO, "events: directory: %s", sqlite3_errmsg(db));
+		goto out;
 	}
-	goto out;
-fail:
-	rc = tc_err_set(err, -EIO, "events: directory: %s", sqlite3_errmsg(db));
+	while ((s = sqlite3_step(rows)) == SQLITE_ROW) {
+		struct st_chunk_dir *d;
+
+		TC_GROW(dirs, n, cap, 256);
+		d = &dirs[n++];
+		d->first = sqlite3_column_int64(rows, 0);
+		d->unit = sqlite3_column_int(rows, 1);
+		d->count = sqlite3_column_int(rows, 2);
+		d->ts_first = sqlite3_column_int64(rows, 3);
+		d->ts_last = sqlite3_column_int64(rows, 4);
+		d->end_max = sqlite3_column_int64(rows, 5);
+		d->min_depth = sqlite3_column_int(rows, 6);
+		d->max_depth = sqlite3_column_int(rows, 7);
+		if (sqlite3_column_bytes(rows, 8) != ST_BLOOM_BYTES) {
+			rc = tc_err_set(err, -EIO, "events: chunk %lld: name filter of %d bytes",
+					(long long)d->first, sqlite3_column_bytes(rows, 8));
+			goto out;
+		}
+		memcpy(d->bloom, sqlite3_column_blob(rows, 8), ST_BLOOM_BYTES);
+	}
+	if (s != SQLITE_DONE) {
+		rc = tc_err_set(err, -EIO, "events: directory: %s", sqlite3_errmsg(db));
+		goto out;
+	}
+	rc = st_chunk_dir_write(db, dirs, n, err);
 out:
 	sqlite3_finalize(rows);
-	sqlite3_finalize(ins);
-	free(buf);
+	free(dirs);
 	return rc;
 }

@@ -132,6 +132,8 @@ struct st_chunk_out {
 	unsigned head, n;
 	int rc;				/* first failure */
 	char msg[256];
+	struct st_chunk_dir *dirs;	/* the rows inserted, for event_dir (under dbmu) */
+	size_t ndirs, cdirs;
 };
 
 /** st_chunk_out_start - prepare the inserts on @db and start the thread
@@ -147,13 +149,24 @@ int st_chunk_out_put(struct st_chunk_out *o, const struct st_chunk_dir *dir,
 		     struct tc_buf *cols, struct tc_buf *args);
 void st_chunk_out_lock(struct st_chunk_out *o);
 void st_chunk_out_unlock(struct st_chunk_out *o);
-/** st_chunk_out_finish - write what is queued, stop the thread, free
- * everything.  Safe on a zeroed or failed @o.  0 or -errno with @err. */
-int st_chunk_out_finish(struct st_chunk_out *o, struct tc_err *err);
+/**
+ * st_chunk_out_finish - write what is queued, stop the thread, then, when
+ * @write_dir and every chunk went in, write event_dir from the directory
+ * rows inserted (kept as they went in: no read back); free everything.
+ * Safe on a zeroed or failed @o.  0 or -errno with @err.
+ */
+int st_chunk_out_finish(struct st_chunk_out *o, bool write_dir, struct tc_err *err);
 
 /**
- * st_chunk_dir_pack - (re)write event_dir of @db from its event_chunks rows,
- * after the last chunk is in.  Return: 0 or -EIO with @err set.
+ * st_chunk_dir_write - (re)write event_dir of @db from the @n directory
+ * rows @dirs (sorted here by id).  Return: 0 or -EIO with @err set.
+ */
+int st_chunk_dir_write(sqlite3 *db, struct st_chunk_dir *dirs, size_t n, struct tc_err *err);
+
+/**
+ * st_chunk_dir_pack - st_chunk_dir_write() from @db's event_chunks rows (a
+ * store packed by hand, or one whose event_dir is to be rebuilt).
+ * Return: 0 or -EIO with @err set.
  */
 int st_chunk_dir_pack(sqlite3 *db, struct tc_err *err);
 

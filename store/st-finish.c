@@ -758,9 +758,7 @@ st_fin_events(struct st_fin *f)
 	}
 	w->stats.overlaps += f->overlaps;
 	if (!rc)
-		rc = st_chunk_out_finish(f->outp, f->err);
-	if (!rc)
-		rc = st_chunk_dir_pack(w->db, f->err);
+		rc = st_chunk_out_finish(f->outp, true, f->err);
 	if (!rc && w->flagged) {
 		rc = st_flagged_map(w->flagged);
 		if (rc < 0)
@@ -770,7 +768,7 @@ out:
 	if (rc < 0) {
 		struct tc_err ignore;
 
-		st_chunk_out_finish(f->outp, &ignore);
+		st_chunk_out_finish(f->outp, false, &ignore);
 	}
 	/* the keys are not needed any more, nor the args unless deps/ reads them */
 	st_keys_free(&w->keys);
@@ -1107,7 +1105,7 @@ out:
 	{
 		struct tc_err ignore;
 
-		st_chunk_out_finish(&out, &ignore);	/* no-op unless failed early */
+		st_chunk_out_finish(&out, false, &ignore);	/* no-op unless failed early */
 	}
 	st_flagged_free(w->flagged);	/* finish failed before deps/ */
 	w->flagged = NULL;
