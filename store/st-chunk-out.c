@@ -295,9 +295,8 @@ st_chunk_dir_pack(sqlite3 *db, struct tc_err *err)
 	size_t n = 0, cap = 0;
 	int rc = 0, s;
 
-	if (sqlite3_prepare_v2(db, "SELECT id, unit, count, ts_first, ts_last, end_max, min_depth, "
-			       "max_depth, names FROM event_chunks ORDER BY id", -1, &rows,
-			       NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(db, "SELECT " ST_DIR_COLS " FROM event_chunks ORDER BY id", -1,
+			       &rows, NULL) != SQLITE_OK) {
 		rc = tc_err_set(err, -EIO, "events: directory: %s", sqlite3_errmsg(db));
 		goto out;
 	}
@@ -306,20 +305,11 @@ st_chunk_dir_pack(sqlite3 *db, struct tc_err *err)
 
 		TC_GROW(dirs, n, cap, 256);
 		d = &dirs[n++];
-		d->first = sqlite3_column_int64(rows, 0);
-		d->unit = sqlite3_column_int(rows, 1);
-		d->count = sqlite3_column_int(rows, 2);
-		d->ts_first = sqlite3_column_int64(rows, 3);
-		d->ts_last = sqlite3_column_int64(rows, 4);
-		d->end_max = sqlite3_column_int64(rows, 5);
-		d->min_depth = sqlite3_column_int(rows, 6);
-		d->max_depth = sqlite3_column_int(rows, 7);
-		if (sqlite3_column_bytes(rows, 8) != ST_BLOOM_BYTES) {
+		if (st_chunk_dir_row(rows, d) < 0) {
 			rc = tc_err_set(err, -EIO, "events: chunk %lld: name filter of %d bytes",
 					(long long)d->first, sqlite3_column_bytes(rows, 8));
 			goto out;
 		}
-		memcpy(d->bloom, sqlite3_column_blob(rows, 8), ST_BLOOM_BYTES);
 	}
 	if (s != SQLITE_DONE) {
 		rc = tc_err_set(err, -EIO, "events: directory: %s", sqlite3_errmsg(db));

@@ -123,6 +123,23 @@ le32_get(const uint8_t *p)
 	return le32toh(v);
 }
 
+int
+st_chunk_dir_row(sqlite3_stmt *s, struct st_chunk_dir *d)
+{
+	d->first = sqlite3_column_int64(s, 0);
+	d->unit = sqlite3_column_int(s, 1);
+	d->count = sqlite3_column_int(s, 2);
+	d->ts_first = sqlite3_column_int64(s, 3);
+	d->ts_last = sqlite3_column_int64(s, 4);
+	d->end_max = sqlite3_column_int64(s, 5);
+	d->min_depth = sqlite3_column_int(s, 6);
+	d->max_depth = sqlite3_column_int(s, 7);
+	if (sqlite3_column_bytes(s, 8) != ST_BLOOM_BYTES)
+		return -EBADMSG;
+	memcpy(d->bloom, sqlite3_column_blob(s, 8), ST_BLOOM_BYTES);
+	return 0;
+}
+
 void
 st_chunk_dir_put(uint8_t *p, const struct st_chunk_dir *d)
 {

@@ -90,6 +90,16 @@ int st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
 #define ST_DIR_REC (4 * 8 + 4 * 4 + ST_BLOOM_BYTES)
 #define ST_DIR_PART 65536
 
+/* The columns of event_chunks that st_chunk_dir_row() reads, in its order. */
+#define ST_DIR_COLS "id, unit, count, ts_first, ts_last, end_max, min_depth, max_depth, names"
+
+/**
+ * st_chunk_dir_row - the event_chunks row @s stands on (columns ST_DIR_COLS)
+ * into *@d.  Return: 0, or -EBADMSG when its name filter is not
+ * ST_BLOOM_BYTES long (d->first is set).
+ */
+int st_chunk_dir_row(sqlite3_stmt *s, struct st_chunk_dir *d);
+
 /** st_chunk_dir_put - directory row @d as ST_DIR_REC bytes at @p. */
 void st_chunk_dir_put(uint8_t *p, const struct st_chunk_dir *d);
 /** st_chunk_dir_get - the row st_chunk_dir_put() wrote at @p into *@d. */

@@ -441,8 +441,7 @@ vt_load_rows(struct vt_tab *t, int *n)
 	sqlite3_stmt *s = NULL;
 	int cap = 0, rc;
 
-	rc = vt_prep(t, "SELECT id, unit, count, ts_first, ts_last, end_max, min_depth, "
-		     "max_depth, names FROM \"%w\".event_chunks ORDER BY id", &s);
+	rc = vt_prep(t, "SELECT " ST_DIR_COLS " FROM \"%w\".event_chunks ORDER BY id", &s);
 	if (rc != SQLITE_OK)
 		goto out;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -451,20 +450,11 @@ vt_load_rows(struct vt_tab *t, int *n)
 		if ((rc = vt_dir_room(t, &cap, *n)) != SQLITE_OK)
 			goto out;
 		d = &t->dir[*n];
-		d->first = sqlite3_column_int64(s, 0);
-		d->unit = sqlite3_column_int(s, 1);
-		d->count = sqlite3_column_int(s, 2);
-		d->ts_first = sqlite3_column_int64(s, 3);
-		d->ts_last = sqlite3_column_int64(s, 4);
-		d->end_max = sqlite3_column_int64(s, 5);
-		d->min_depth = sqlite3_column_int(s, 6);
-		d->max_depth = sqlite3_column_int(s, 7);
-		if (sqlite3_column_bytes(s, 8) != ST_BLOOM_BYTES) {
+		if (st_chunk_dir_row(s, d) < 0) {
 			rc = vt_err(t, SQLITE_CORRUPT, "events: chunk %lld: name filter of %d bytes",
 				    (long long)d->first, sqlite3_column_bytes(s, 8));
 			goto out;
 		}
-		memcpy(d->bloom, sqlite3_column_blob(s, 8), ST_BLOOM_BYTES);
 		if ((rc = vt_dir_check(t, *n)) != SQLITE_OK)
 			goto out;
 		++*n;
