@@ -1015,14 +1015,9 @@ st_edges_enc_crit(const struct st_edges *x, const uint8_t *ins, size_t len, uint
 			return 0;
 		t->at[n++] = (uint32_t)(cur - block_base) << ST_EDGE_KIND_BITS | (uint32_t)e.kind;
 	}
-	if (!x->end_set) {
-		for (size_t k = 0; k < n; k++)
-			t->end[k] = x->ends[t->src[k]];
-	} else {
-		for (size_t k = 0; k < n; k++)
-			if (!st_edges_end(x, t->src[k], &t->end[k]))
-				return 0;	/* not ours: no blob */
-	}
+	for (size_t k = 0; k < n; k++)
+		if (!st_edges_end(x, t->src[k], &t->end[k]))
+			return 0;	/* not ours: no blob */
 	for (size_t k = 0; k < n;) {
 		uint32_t slot = t->at[k] >> ST_EDGE_KIND_BITS;
 		int64_t dst = (int64_t)(block_base + slot), lag, dend;

@@ -778,6 +778,25 @@ out:
 }
 
 /*
+ * The reader's edge record at *@off of the mapped staging file @sp into
+ * *@e, its label (NULL: none) into *@label; *@off moves past it.  Return:
+ * 1, 0 at the end, -EIO when the file ends inside a label.
+ */
+static int
+st_redge_next(const struct st_spill *sp, size_t *off, struct st_redge *e, const char **label)
+{
+	if (*off + sizeof(*e) > sp->mapsz)
+		return 0;
+	memcpy(e, sp->map + *off, sizeof(*e));	/* records are not aligned */
+	*off += sizeof(*e);
+	if (e->label_len > sp->mapsz - *off)
+		return -EIO;
+	*label = e->has_label ? sp->map + *off : NULL;
+	*off += e->label_len;
+	return 1;
+}
+
+/*
  * When a trace gives its edges and they touch few of its events (a flow per
  * kernel launch among millions of slices), the crit blobs need the ends of
  * those events only: mark their seqs in @seqs before the event phase, which
@@ -789,6 +808,8 @@ st_fin_edge_ends(struct st_fin *f, struct tc_rank *seqs)
 {
 	struct st_writer *w = f->w;
 	struct st_spill *sp = &w->raw_edges;
+	struct st_redge e;
+	const char *label;
 	size_t off = 0;
 	int rc;
 
@@ -796,14 +817,12 @@ st_fin_edge_ends(struct st_fin *f, struct tc_rank *seqs)
 	if (rc < 0)
 		return tc_err_set(f->err, rc, "edges: staging: %s", strerror(-rc));
 	tc_rank_init(seqs, (uint64_t)w->seq + 1);
-	while (off + sizeof(struct st_redge) <= sp->mapsz) {
-		struct st_redge e;
-
-		memcpy(&e, sp->map + off, sizeof(e));	/* records are not aligned */
-		off += sizeof(e) + e.label_len;
+	while ((rc = st_redge_next(sp, &off, &e, &label)) > 0) {
 		tc_rank_set(seqs, e.src);	/* st_writer_edge() checked both */
 		tc_rank_set(seqs, e.dst);
 	}
+	if (rc < 0)
+		return tc_err_set(f->err, rc, "edges: staging file is short");
 	rc = tc_rank_index(seqs);
 	if (rc < 0)
 		return tc_err_set(f->err, rc, "edges: too many events with edges");
@@ -846,6 +865,8 @@ st_fin_edges(struct st_fin *f)
 {
 	struct st_writer *w = f->w;
 	struct st_spill *sp = &w->raw_edges;
+	struct st_redge e;
+	const char *label;
 	size_t off = 0;
 	int rc;
 
@@ -857,18 +878,7 @@ st_fin_edges(struct st_fin *f)
 		rc = tc_err_set(f->err, rc, "edges: staging: %s", strerror(-rc));
 		goto out;
 	}
-	while (off + sizeof(struct st_redge) <= sp->mapsz) {
-		struct st_redge e;
-		const char *label;
-
-		memcpy(&e, sp->map + off, sizeof(e));	/* records are not aligned */
-		off += sizeof(e);
-		if (e.label_len > sp->mapsz - off) {
-			rc = tc_err_set(f->err, -EIO, "edges: staging file is short");
-			goto out;
-		}
-		label = e.has_label ? sp->map + off : NULL;
-		off += e.label_len;
+	while ((rc = st_redge_next(sp, &off, &e, &label)) > 0) {
 		rc = st_edges_add(w->edges, f->map[e.src], f->map[e.dst], e.kind, label,
 				  e.label_len);
 		if (rc < 0) {
@@ -877,6 +887,8 @@ st_fin_edges(struct st_fin *f)
 		}
 		w->stats.edges[e.kind]++;
 	}
+	if (rc < 0)
+		rc = tc_err_set(f->err, rc, "edges: staging file is short");
 out:
 	st_spill_close(sp);
 	return rc;
