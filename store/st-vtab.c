@@ -1404,6 +1404,42 @@ st_conn_event(struct st_conn *c, int64_t id, struct st_ev_brief *ev)
 	return st_conn_event_ending(c, id, INT64_MIN, ev);
 }
 
+int
+st_conn_scan(struct st_conn *c, int64_t lo, int64_t hi, st_scan_fn fn, void *arg)
+{
+	struct vt_tab *t = c ? c->events : NULL;
+	int c0 = 0, c1, rc = 0;
+
+	if (!t)
+		return -EAGAIN;
+	if (!(t = vt_main(c)))
+		return -EIO;
+	if (lo >= hi)
+		return 0;
+	c1 = t->ndir;
+	vt_id_range(t, lo, hi - 1, &c0, &c1);
+	for (int k = c0; k < c1 && !rc; k++) {
+		const struct st_chunk_dir *d = &t->dir[k];
+		int64_t i0 = TC_MAX(lo - d->first, 0), i1 = TC_MIN(hi - d->first, (int64_t)d->count);
+		struct vt_ent *ent;
+
+		if (i0 >= i1)
+			continue;
+		if (vt_chunk_get(t, k, &ent) != SQLITE_OK)
+			return -EIO;
+		for (int64_t i = i0; i < i1 && !rc; i++) {
+			const struct st_cev *e = &ent->ev[i];
+			struct st_ev_brief ev = { .unit = d->unit, .ts = e->ts, .dur = e->dur,
+						  .name = e->name, .depth = e->depth,
+						  .kind = e->kind };
+
+			rc = fn(arg, d->first + i, &ev);
+		}
+		vt_ent_put(ent);
+	}
+	return rc;
+}
+
 /*
  * ts_end_bound(id): the latest end of the chunk that holds event @id (an
  * upper bound of its ts_end, read from the directory without decoding the

@@ -484,6 +484,20 @@ int st_conn_event(struct st_conn *c, int64_t id, struct st_ev_brief *ev);
 int st_conn_event_ending(struct st_conn *c, int64_t id, int64_t min_end,
 			 struct st_ev_brief *ev);
 
+/* Called by st_conn_scan() for each event; non-zero stops the scan. */
+typedef int (*st_scan_fn)(void *arg, int64_t id, const struct st_ev_brief *ev);
+
+/**
+ * st_conn_scan - call @fn(@arg, id, event) for every event with an id in
+ * [@lo, @hi), in id order, reading the chunks straight from the store (a
+ * unit's events are a range of ids, so one unit's events in time order).
+ * Each chunk is checked as the events table checks it; an error says
+ * nothing of the events @fn has not seen yet, so a caller that falls back
+ * to SQL carries on after the last id @fn got.
+ * Return: 0, @fn's non-zero value, -EAGAIN or -EIO (see struct st_conn).
+ */
+int st_conn_scan(struct st_conn *c, int64_t lo, int64_t hi, st_scan_fn fn, void *arg);
+
 /**
  * st_conn_end_bound - ts_end_bound(@id): the latest end (ts + dur) of the
  * chunk that holds event @id, from the chunk directory alone.  Return: it,

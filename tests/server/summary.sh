@@ -1,0 +1,112 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/server/summary.sh - GET /api/traces/ID/summary read straight from the
+# store's chunks against the same answers through SQL only (NX_SUMMARY_SQL=1,
+# the path a damaged store falls back to), byte for byte, on hand-written,
+# generated and (when present) ../shared traces: whole span, windows that
+# start inside slices, narrow windows, unit subsets and limits; the
+# generated trace also against tests/server/check.py; and a store with a
+# damaged chunk answers 500 with the store's message, not partial sums.
+. "$NX_SRCDIR/tests/lib.sh"
+. "$NX_SRCDIR/tests/server/srv-lib.sh"
+CHK="$PY $NX_SRCDIR/tests/server/check.py"
+GEN="$T/gen.json"
+$PY "$NX_SRCDIR/tests/server/gen-trace.py" 60000 "$GEN" 6
+
+set -- "$NX_SRCDIR/tests/data/server/basic.json" "$NX_SRCDIR/tests/data/deps/pipeline.json" \
+	"$NX_SRCDIR/tests/data/perfetto/small.pftrace" "$GEN"
+if [ -n "$SHARED" ]; then
+	set -- "$@" "$SHARED/hta_simple_add_a100.json.gz" "$SHARED/catapult_flow.json" \
+		"$SHARED/perfetto_difftest_track_event_counters.pb" "$SHARED/mspt_chrome_gzipped.pftrace"
+fi
+: >"$T/ids"
+for f in "$@"; do
+	"$NX" ingest --data "$T/d" --json "$f" >"$T/ing.json" 2>"$T/ing.err" ||
+		{ ok 1 "ingest $(basename "$f")"; cat "$T/ing.err"; continue; }
+	echo "$(jget "$T/ing.json" 'j["id"]') $(basename "$f")" >>"$T/ids"
+done
+is "$(wc -l <"$T/ids" | tr -d ' ')" "$#" "every trace ingests"
+
+# queries ID: the summary queries asked of trace ID, a line each
+queries() {
+	curl -s "$URL/api/traces/$1" -o "$T/tr.json"
+	curl -s "$URL/api/traces/$1/units" -o "$T/units.json"
+	$PY - "$T/tr.json" "$T/units.json" <<'EOF'
+import json, sys
+t = json.load(open(sys.argv[1]))
+u = json.load(open(sys.argv[2]))
+units = [x["id"] for x in (u["units"] if isinstance(u, dict) else u)]
+s, e = t["start_ns"], t["end_ns"]
+span = max(e - s, 1)
+q = ["", "limit=3", "start=%d&end=%d" % (s, s + span // 2)]
+for k in (3, 7, 13):	# windows starting inside slices
+    a = s + span * k // 17
+    q.append("start=%d&end=%d" % (a, a + span // 5))
+    q.append("start=%d&end=%d" % (a, a + max(span // 1000, 1)))
+if units:
+    q.append("units=%d" % units[0])
+    q.append("units=%s&start=%d&end=%d" % (",".join(map(str, units[:2])), s + span // 3, e))
+    q.append("units=%d&start=%d&end=%d" % (units[-1], s + span // 4, s + span // 2))
+print("\n".join(q))
+EOF
+}
+
+# answers DIR: every trace's summaries into DIR, named by trace and query number
+answers() {
+	mkdir -p "$1"
+	while read -r id name; do
+		queries "$id" >"$T/q.$id"
+		i=0
+		while IFS= read -r q; do
+			i=$((i + 1))
+			code=$(curl -s -o "$1/$id.$i" -w '%{http_code}' "$URL/api/traces/$id/summary?$q")
+			[ "$code" = 200 ] || echo "$name: summary?$q answered $code" >>"$T/bad"
+		done <"$T/q.$id"
+	done <"$T/ids"
+}
+
+: >"$T/bad"
+srv_start "$T/d"
+ok $? "server starts (direct reads)"
+answers "$T/direct"
+srv_stop
+NX_SUMMARY_SQL=1 srv_start "$T/d"
+ok $? "server starts (SQL only)"
+answers "$T/sql"
+is "$(cat "$T/bad")" "" "every summary answers 200"
+while read -r id name; do
+	differ="" n=0
+	for f in "$T/direct/$id".*; do
+		n=$((n + 1))
+		cmp -s "$f" "$T/sql/${f##*/}" || differ="$differ ${f##*.}"
+	done
+	is "$n" "$(wc -l <"$T/q.$id" | tr -d ' ')" "$name: every query answered"
+	is "$differ" "" "$name: summaries from the chunks = through SQL ($n queries)"
+done <"$T/ids"
+srv_stop
+
+# the generated trace against the trace itself (whole span and a window)
+GID=$(sed -n 's/ gen.json$//p' "$T/ids")
+check "generated trace: whole-span summary = the file's slices" \
+	$CHK summary "$GEN" "$T/direct/$GID.1" 0 999999999999
+q3=$(sed -n 3p "$T/q.$GID")
+s=$(echo "$q3" | sed 's/start=\([0-9]*\)&end=\([0-9]*\)/\1/')
+e=$(echo "$q3" | sed 's/start=\([0-9]*\)&end=\([0-9]*\)/\2/')
+check "generated trace: half-span summary = the file's slices" $CHK summary "$GEN" "$T/direct/$GID.3" "$s" "$e"
+
+# a damaged chunk in the middle of the generated trace: a clear 500 both ways
+$PY - "$T/d/traces/$GID.db" <<'EOF'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+ids = [r[0] for r in db.execute("SELECT id FROM event_data ORDER BY id")]
+db.execute("UPDATE event_data SET cols = substr(cols, 1, 5) WHERE id = ?", (ids[len(ids) // 2],))
+db.commit()
+EOF
+for mode in direct sql; do
+	if [ $mode = sql ]; then NX_SUMMARY_SQL=1 srv_start "$T/d"; else srv_start "$T/d"; fi
+	is "$(req GET "/api/traces/$GID/summary")" 500 "damaged chunk ($mode): summary answers 500"
+	check "damaged chunk ($mode): the error names the chunk" \
+		grep -q '"error":"internal".*chunk [0-9]*: corrupt' "$T/body"
+	srv_stop
+done
+done_testing
