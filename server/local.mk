@@ -11,7 +11,8 @@ libserver_a_SOURCES = server/srv-int.h server/srv-cmd.c server/srv-http.c \
 # End-to-end tests: a real server on 127.0.0.1 port 0 driven with curl.
 SERVER_TESTS = tests/server/basic.sh tests/server/bad-input.sh tests/server/crash.sh \
 	tests/server/shared.sh tests/server/concurrency.sh tests/server/migrate.sh \
-	tests/server/disk-full.sh tests/server/export.sh tests/server/summary.sh
+	tests/server/disk-full.sh tests/server/export.sh tests/server/summary.sh \
+	tests/server/damaged.sh
 TESTS += $(SERVER_TESTS)
 EXTRA_DIST += $(SERVER_TESTS) tests/server/srv-lib.sh tests/server/gen-trace.py \
 	tests/server/check.py

@@ -93,6 +93,29 @@ db_error(struct srv_req *r, struct srv_pool_conn *c)
 	return ret;
 }
 
+/*
+ * The first failed read of an answer (a damaged store: a chunk that does not
+ * decode), kept with the store's message of that moment, so that the answer
+ * is an error and not what was read before or after it.
+ */
+struct rd_err {
+	int rc;			/* SQLITE_OK: none */
+	char msg[256];
+};
+
+/* sqlite3_step(@st), a failure noted in @e. */
+static int
+rd_step(struct rd_err *e, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE && e->rc == SQLITE_OK) {
+		e->rc = rc;
+		snprintf(e->msg, sizeof(e->msg), "%s", sqlite3_errmsg(sqlite3_db_handle(st)));
+	}
+	return rc;
+}
+
 /* ---- units ---- */
 
 #define UNIT_ORDER " ORDER BY d.sort IS NULL, d.sort, d.name, d.id, u.kind, u.sort IS NULL, " \
@@ -279,6 +302,7 @@ struct tl {
 	sqlite3_stmt *depths, *prev, *win, *ts_at, *maxlevel, *sums, *suml, *str;
 	struct tl_name *names;
 	size_t ncap, nn;
+	struct rd_err err;
 };
 
 static void
@@ -380,7 +404,7 @@ tl_name(struct tl *t, uint32_t id)
  * >= @x; @hi + 1 when none.  One query with @ts_at (EV_LOWER_SQL): the
  * events module binary-searches the unit's chunks by time and decodes one. */
 static int64_t
-ev_lower(sqlite3_stmt *ts_at, int64_t unit, int64_t lo, int64_t hi, int64_t x)
+ev_lower(struct rd_err *e, sqlite3_stmt *ts_at, int64_t unit, int64_t lo, int64_t hi, int64_t x)
 {
 	int64_t id = hi + 1;
 
@@ -390,7 +414,7 @@ ev_lower(sqlite3_stmt *ts_at, int64_t unit, int64_t lo, int64_t hi, int64_t x)
 	sqlite3_bind_int64(ts_at, 2, lo);
 	sqlite3_bind_int64(ts_at, 3, hi);
 	sqlite3_bind_int64(ts_at, 4, x);
-	if (sqlite3_step(ts_at) == SQLITE_ROW)
+	if (rd_step(e, ts_at) == SQLITE_ROW)
 		id = sqlite3_column_int64(ts_at, 0);
 	sqlite3_reset(ts_at);
 	return id;
@@ -470,7 +494,7 @@ tl_events(struct tl *t, int64_t unit, bool counter, int64_t start, int64_t px, b
 		return false;
 	ev = tc_xmalloc(cap * sizeof(*ev));
 	sqlite3_bind_int64(t->depths, 1, unit);
-	while (sqlite3_step(t->depths) == SQLITE_ROW) {
+	while (rd_step(&t->err, t->depths) == SQLITE_ROW) {
 		int64_t d = sqlite3_column_int64(t->depths, 0);
 
 		if (nd == dcap) {
@@ -483,7 +507,7 @@ tl_events(struct tl *t, int64_t unit, bool counter, int64_t start, int64_t px, b
 		sqlite3_bind_int64(t->prev, 1, unit);
 		sqlite3_bind_int64(t->prev, 2, d);
 		sqlite3_bind_int64(t->prev, 3, start);
-		if (sqlite3_step(t->prev) == SQLITE_ROW) {
+		if (rd_step(&t->err, t->prev) == SQLITE_ROW) {
 			int64_t ts = sqlite3_column_int64(t->prev, 1);
 			int64_t dur = sqlite3_column_int64(t->prev, 2);
 
@@ -514,7 +538,7 @@ tl_events(struct tl *t, int64_t unit, bool counter, int64_t start, int64_t px, b
 		}
 		sqlite3_bind_int64(t->win, 1, lo);
 		sqlite3_bind_int64(t->win, 2, hi);
-		while (n < nb + (size_t)(hi - lo) && sqlite3_step(t->win) == SQLITE_ROW) {
+		while (n < nb + (size_t)(hi - lo) && rd_step(&t->err, t->win) == SQLITE_ROW) {
 			size_t a = 0, b = nd;
 
 			tl_ev_read(&ev[n], t->win);
@@ -650,7 +674,7 @@ tl_buckets(struct tl *t, struct srv_pool_conn *c, int64_t unit, bool counter, in
 
 	/* a unit's lowest level follows its own density (store/st-finish.c) */
 	sqlite3_bind_int64(t->maxlevel, 1, unit);
-	if (sqlite3_step(t->maxlevel) == SQLITE_ROW) {
+	if (rd_step(&t->err, t->maxlevel) == SQLITE_ROW) {
 		level = sqlite3_column_int(t->maxlevel, 0);
 		maxlevel = sqlite3_column_int(t->maxlevel, 1);
 	}
@@ -697,7 +721,7 @@ tl_buckets(struct tl *t, struct srv_pool_conn *c, int64_t unit, bool counter, in
 		sqlite3_bind_int(t->sums, 2, level);
 		sqlite3_bind_int64(t->sums, 3, b0);
 		sqlite3_bind_int64(t->sums, 4, b1);
-		while (sqlite3_step(t->sums) == SQLITE_ROW) {
+		while (rd_step(&t->err, t->sums) == SQLITE_ROW) {
 			srv_sums_read(&row, t->sums);
 			tl_bucket_add(t, &cur, &row, k, c->origin_ns, w, counter, &first);
 		}
@@ -718,8 +742,8 @@ tl_unit(struct tl *t, struct srv_pool_conn *c, const struct unit_list *ul, size_
 
 	if (first > 0 && last >= first) {
 		/* events of a unit have consecutive ids in ts order */
-		lo = ev_lower(t->ts_at, unit, first, last, start);
-		hi = lo > last ? lo : ev_lower(t->ts_at, unit, lo, last, end);
+		lo = ev_lower(&t->err, t->ts_at, unit, first, last, start);
+		hi = lo > last ? lo : ev_lower(&t->err, t->ts_at, unit, lo, last, end);
 		before = lo > first;
 	}
 	tc_jw_lit(w, "{\"id\":");
@@ -807,8 +831,12 @@ api_timeline(struct srv_req *r, struct srv_pool_conn *c)
 	st_read_end(c->db);
 	unit_list_free(&ul);
 	srv_pool_put(r->srv, c);
-	srv_cache_put(&r->srv->cache, key, w.p, w.len);
-	ret = srv_reply_text(r, 200, w.p, w.len);
+	if (t.err.rc != SQLITE_OK) {	/* a damaged store: no partial window */
+		ret = srv_reply_error(r, 500, "internal", "trace store: %s", t.err.msg);
+	} else {
+		srv_cache_put(&r->srv->cache, key, w.p, w.len);
+		ret = srv_reply_text(r, 200, w.p, w.len);
+	}
 	tc_jw_free(&w);
 	return ret;
 put:
@@ -841,6 +869,7 @@ api_event(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 {
 	sqlite3_stmt *st = NULL;
 	struct tc_err err = { 0 };
+	struct rd_err rerr = { 0 };
 	int64_t eid;
 	json_t *e, *args = NULL, *edges;
 	const char *atext;
@@ -863,10 +892,12 @@ api_event(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 		return db_error(r, c);
 	}
 	sqlite3_bind_int64(st, 1, eid);
-	if (sqlite3_step(st) != SQLITE_ROW) {
+	if (rd_step(&rerr, st) != SQLITE_ROW) {
 		sqlite3_finalize(st);
 		st_read_end(c->db);
 		srv_pool_put(r->srv, c);
+		if (rerr.rc != SQLITE_OK)	/* its chunk does not read: not "no event" */
+			return srv_reply_error(r, 500, "internal", "trace store: %s", rerr.msg);
 		return srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
 	}
 	kind = sqlite3_column_int(st, 7);
@@ -1074,9 +1105,9 @@ struct search_cur {
 };
 
 static void
-search_cur_next(struct search_cur *k)
+search_cur_next(struct search_cur *k, struct rd_err *err)
 {
-	if (sqlite3_step(k->st) != SQLITE_ROW) {
+	if (rd_step(err, k->st) != SQLITE_ROW) {
 		k->live = false;
 		return;
 	}
@@ -1095,7 +1126,7 @@ search_cur_next(struct search_cur *k)
  */
 static int
 search_merge(struct srv_pool_conn *c, const char *q, int64_t limit, int64_t offset,
-	     struct tc_jw *w)
+	     struct tc_jw *w, struct rd_err *err)
 {
 	struct unit_list ul = { 0 };
 	struct search_cur *cur = NULL;
@@ -1154,7 +1185,7 @@ search_merge(struct srv_pool_conn *c, const char *q, int64_t limit, int64_t offs
 			k->unit = ul.id[i];
 			k->name = (uint32_t)j;	/* index into text[] */
 			k->live = true;
-			search_cur_next(k);
+			search_cur_next(k, err);
 		}
 	}
 	while (seen < want) {
@@ -1168,9 +1199,9 @@ search_merge(struct srv_pool_conn *c, const char *q, int64_t limit, int64_t offs
 			break;
 		if (seen++ >= offset)
 			search_match(w, out++, m->id, m->ts, m->dur, m->unit, text[m->name]);
-		search_cur_next(m);
+		search_cur_next(m, err);
 	}
-	rc = 1;
+	rc = err->rc == SQLITE_OK ? 1 : -1;
 out:
 	for (size_t i = 0; i < ncur; i++)
 		sqlite3_finalize(cur[i].st);
@@ -1195,6 +1226,7 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 	int64_t n = 0;
 	char *key, *text;
 	size_t len = 0;
+	struct rd_err err = { 0 };
 
 	if (!q || !*q || strlen(q) > 256) {
 		srv_reply_error(r, 400, "bad_param", "q must be 1 to 256 bytes");
@@ -1220,10 +1252,12 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 				       &st, NULL))
 			goto dberr;
 		sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
-		if (sqlite3_step(st) == SQLITE_ROW)
+		if (rd_step(&err, st) == SQLITE_ROW)
 			total = sqlite3_column_int64(st, 0);
 		sqlite3_finalize(st);
 		st = NULL;
+		if (err.rc != SQLITE_OK)
+			goto dberr;	/* not a count to remember */
 		snprintf(num, sizeof(num), "%lld", (long long)total);
 		srv_cache_put(&r->srv->cache, key, num, strlen(num));
 	}
@@ -1231,7 +1265,7 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 	tc_jw_i64(&w, total);
 	tc_jw_lit(&w, ",\"matches\":[");
 	if (offset < total && limit > 0) {
-		int m = search_merge(c, q, limit, offset, &w);
+		int m = search_merge(c, q, limit, offset, &w, &err);
 
 		if (m < 0)
 			goto dberr;
@@ -1244,13 +1278,15 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 			sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
 			sqlite3_bind_int64(st, 2, limit);
 			sqlite3_bind_int64(st, 3, offset);
-			while (sqlite3_step(st) == SQLITE_ROW)
+			while (rd_step(&err, st) == SQLITE_ROW)
 				search_match(&w, n++, sqlite3_column_int64(st, 0),
 					     sqlite3_column_int64(st, 1),
 					     sqlite3_column_int64(st, 2),
 					     sqlite3_column_int64(st, 3),
 					     (const char *)sqlite3_column_text(st, 4));
 			sqlite3_finalize(st);
+			if (err.rc != SQLITE_OK)
+				goto dberr;
 		}
 	}
 #undef MATCH
@@ -1262,7 +1298,8 @@ api_search(struct srv_req *r, struct srv_pool_conn *c)
 	return MHD_YES;
 dberr:
 	tc_jw_free(&w);
-	srv_reply_error(r, 500, "internal", "trace store: %s", sqlite3_errmsg(c->db));
+	srv_reply_error(r, 500, "internal", "trace store: %s",
+			err.rc != SQLITE_OK ? err.msg : sqlite3_errmsg(c->db));
 	st_read_end(c->db);
 put:
 	srv_pool_put(r->srv, c);
@@ -1388,7 +1425,7 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 	struct sum_scan ss;
 	const char *sql_only = getenv("NX_SUMMARY_SQL");
 	size_t k = 0;
-	int src = SQLITE_DONE;	/* the last read that ended */
+	struct rd_err err = { 0 };
 
 	if (window_get(r, c, &start, &end) < 0 ||
 	    srv_arg_i64(r, "limit", &limit, 1, 100000) < 0)
@@ -1410,18 +1447,18 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 	}
 	/* NX_SUMMARY_SQL=1: SQL only, the path damaged stores take (the tests compare) */
 	sc = sql_only && !strcmp(sql_only, "1") ? NULL : st_conn_of(c->db);
-	for (size_t i = 0; i < ul.n && src == SQLITE_DONE; i++) {
+	for (size_t i = 0; i < ul.n && err.rc == SQLITE_OK; i++) {
 		int64_t first = ul.first[i], last = ul.last[i], lo, hi;
 		int64_t *depth = NULL;
 		size_t nd = 0, dcap = 0;
 
 		if (first <= 0 || last < first)
 			continue;
-		lo = ev_lower(ts_at, ul.id[i], first, last, start);
-		hi = lo > last ? lo : ev_lower(ts_at, ul.id[i], lo, last, end);
+		lo = ev_lower(&err, ts_at, ul.id[i], first, last, start);
+		hi = lo > last ? lo : ev_lower(&err, ts_at, ul.id[i], lo, last, end);
 		sqlite3_reset(dq);
 		sqlite3_bind_int64(dq, 1, ul.id[i]);
-		while ((src = sqlite3_step(dq)) == SQLITE_ROW) {
+		while (rd_step(&err, dq) == SQLITE_ROW) {
 			int64_t d = sqlite3_column_int64(dq, 0);
 			int64_t maxdur = sqlite3_column_int64(dq, 1);
 
@@ -1437,30 +1474,30 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 			sqlite3_bind_int64(eq, 2, d);
 			sqlite3_bind_int64(eq, 3, start - maxdur);
 			sqlite3_bind_int64(eq, 4, start);
-			while ((src = sqlite3_step(eq)) == SQLITE_ROW)
+			while (rd_step(&err, eq) == SQLITE_ROW)
 				sum_add(&m, (uint32_t)sqlite3_column_int64(eq, 0),
 					sqlite3_column_int64(eq, 1), sqlite3_column_int64(eq, 2),
 					sqlite3_column_int64(eq, 3));
-			if (src != SQLITE_DONE)
+			if (err.rc != SQLITE_OK)
 				break;
 		}
 		sqlite3_reset(eq);
 		/* the store's chunks read directly; SQL from where that stopped */
 		ss = (struct sum_scan){ .m = &m, .depth = depth, .nd = nd, .next = lo };
-		if (sc && hi > lo && src == SQLITE_DONE)
+		if (sc && hi > lo && err.rc == SQLITE_OK)
 			st_conn_scan(sc, lo, hi, sum_scan_ev, &ss);
 		sqlite3_reset(scan);
 		sqlite3_bind_int64(scan, 1, ss.next);
 		sqlite3_bind_int64(scan, 2, hi);
-		if (hi > ss.next && src == SQLITE_DONE)
-			while ((src = sqlite3_step(scan)) == SQLITE_ROW)
+		if (hi > ss.next && err.rc == SQLITE_OK)
+			while (rd_step(&err, scan) == SQLITE_ROW)
 				sum_event(&ss, (uint32_t)sqlite3_column_int64(scan, 0),
 					  sqlite3_column_int64(scan, 1),
 					  sqlite3_column_int(scan, 2));
 		free(depth);
 	}
-	if (src != SQLITE_DONE) {	/* a damaged store: no partial sums */
-		srv_reply_error(r, 500, "internal", "trace store: %s", sqlite3_errmsg(c->db));
+	if (err.rc != SQLITE_OK) {	/* a damaged store: no partial sums */
+		srv_reply_error(r, 500, "internal", "trace store: %s", err.msg);
 		goto out;
 	}
 	/* compact and sort */

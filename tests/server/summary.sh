@@ -5,8 +5,8 @@
 # the path a damaged store falls back to), byte for byte, on hand-written,
 # generated and (when present) ../shared traces: whole span, windows that
 # start inside slices, narrow windows, unit subsets and limits; the
-# generated trace also against tests/server/check.py; and a store with a
-# damaged chunk answers 500 with the store's message, not partial sums.
+# generated trace also against tests/server/check.py.  A damaged store:
+# tests/server/damaged.sh.
 . "$NX_SRCDIR/tests/lib.sh"
 . "$NX_SRCDIR/tests/server/srv-lib.sh"
 CHK="$PY $NX_SRCDIR/tests/server/check.py"
@@ -94,19 +94,4 @@ s=$(echo "$q3" | sed 's/start=\([0-9]*\)&end=\([0-9]*\)/\1/')
 e=$(echo "$q3" | sed 's/start=\([0-9]*\)&end=\([0-9]*\)/\2/')
 check "generated trace: half-span summary = the file's slices" $CHK summary "$GEN" "$T/direct/$GID.3" "$s" "$e"
 
-# a damaged chunk in the middle of the generated trace: a clear 500 both ways
-$PY - "$T/d/traces/$GID.db" <<'EOF'
-import sqlite3, sys
-db = sqlite3.connect(sys.argv[1])
-ids = [r[0] for r in db.execute("SELECT id FROM event_data ORDER BY id")]
-db.execute("UPDATE event_data SET cols = substr(cols, 1, 5) WHERE id = ?", (ids[len(ids) // 2],))
-db.commit()
-EOF
-for mode in direct sql; do
-	if [ $mode = sql ]; then NX_SUMMARY_SQL=1 srv_start "$T/d"; else srv_start "$T/d"; fi
-	is "$(req GET "/api/traces/$GID/summary")" 500 "damaged chunk ($mode): summary answers 500"
-	check "damaged chunk ($mode): the error names the chunk" \
-		grep -q '"error":"internal".*chunk [0-9]*: corrupt' "$T/body"
-	srv_stop
-done
 done_testing

@@ -1,0 +1,59 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/server/damaged.sh - a trace store with one damaged chunk (its cols
+# blob cut short, as a bad disk or an interrupted copy might leave it): every
+# read that needs the chunk answers 500 `internal` with the store's message
+# naming it, with the server's direct reads and through SQL only
+# (NX_SUMMARY_SQL=1, NX_DEPS_SQL=1), never an answer without its events;
+# reads that do not need it still answer, and the library still lists it.
+. "$NX_SRCDIR/tests/lib.sh"
+. "$NX_SRCDIR/tests/server/srv-lib.sh"
+GEN="$T/gen.json"
+$PY "$NX_SRCDIR/tests/server/gen-trace.py" 20000 "$GEN" 4
+"$NX" ingest --data "$T/d" --json "$GEN" >"$T/ing.json" 2>"$T/ing.err"
+ok $? "the generated trace ingests"
+ID=$(jget "$T/ing.json" 'j["id"]')
+# the middle chunk of the first unit with several: cut its cols blob short
+$PY - "$T/d/traces/$ID.db" >"$T/chunk" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("SELECT id, unit, count, ts_first, ts_last FROM event_chunks "
+                  "ORDER BY unit, id").fetchall()
+units = sorted({r[1] for r in rows})
+mine = [r for r in rows if r[1] == units[0]]
+c = mine[len(mine) // 2]
+other = [r for r in rows if r[1] != c[1]][0]
+db.execute("UPDATE event_data SET cols = substr(cols, 1, 5) WHERE id = ?", (c[0],))
+db.commit()
+# first id, unit, ts_first, ts_last, another unit, an id in another chunk
+print(c[0], c[1], c[3], c[4], other[1], other[0] + 1)
+PY
+read -r FIRST UNIT TS0 TS1 OUNIT OID <"$T/chunk"
+A="/api/traces/$ID"
+bad() { # NAME PATH: 500 internal naming the damaged chunk
+	is "$(req GET "$2")" 500 "$mode: $1 answers 500"
+	check "$mode: $1: the error names the chunk" \
+		grep -q "\"error\":\"internal\".*chunk $FIRST: corrupt" "$T/body"
+}
+for mode in direct sql; do
+	if [ $mode = sql ]; then
+		NX_SUMMARY_SQL=1 NX_DEPS_SQL=1 srv_start "$T/d"
+	else
+		srv_start "$T/d"
+	fi
+	bad "whole-span summary" "$A/summary"
+	bad "summary of the chunk's window" "$A/summary?start=$TS0&end=$((TS1 + 1))&units=$UNIT"
+	bad "timeline events over the chunk" "$A/timeline?start=$TS0&end=$((TS1 + 1))&units=$UNIT&px=100000"
+	bad "an event in the chunk" "$A/events/$((FIRST + 1))"
+	bad "search" "$A/search?q=matmul"
+	bad "search, a page" "$A/search?q=relu&offset=3000&limit=5"
+	is "$(req GET "$A/summary?start=$TS0&end=$((TS1 + 1))&units=$OUNIT")" 200 \
+		"$mode: summary of another unit answers"
+	is "$(req GET "$A/timeline?start=$TS0&end=$((TS1 + 1))&units=$OUNIT&px=100000")" 200 \
+		"$mode: timeline of another unit answers"
+	is "$(req GET "$A/events/$OID")" 200 "$mode: an event in another chunk answers"
+	is "$(req GET "/api/traces")" 200 "$mode: the library lists the trace"
+	is "$(jget "$T/body" '[t["id"] for t in j["traces"]]')" "['$ID']" "$mode: the trace is listed"
+	srv_stop
+done
+done_testing
