@@ -84,7 +84,7 @@ ing_json_export(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 {
 	sqlite3_stmt *s = NULL, *es = NULL;
 	bool first = true;
-	int ret = 0;
+	int ret = 0, sr;
 
 	if (fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", f) == EOF)
 		goto werr;
@@ -93,7 +93,7 @@ ing_json_export(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 			       "FROM units u JOIN devices d ON d.id = u.device_id", -1, &s,
 			       NULL) != SQLITE_OK)
 		goto sqlerr;
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
 		json_int_t tid = sqlite3_column_int64(s, 0), pid = sqlite3_column_int64(s, 1);
 
 		if (jx_event(f, json_pack("{s:s, s:s, s:I, s:I, s:{s:o}}", "ph", "M",
@@ -108,6 +108,8 @@ ing_json_export(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 			     &first))
 			goto werr;
 	}
+	if (sr != SQLITE_DONE)	/* a damaged store: not a file without its events */
+		goto sqlerr;
 	sqlite3_finalize(s);
 	s = NULL;
 	if (sqlite3_prepare_v2(db, "SELECT e.id, " JX_TID("u") ", " JX_PID("d") ", e.ts, e.dur, "
@@ -117,7 +119,7 @@ ing_json_export(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 			       "LEFT JOIN strings c ON c.id = e.cat ORDER BY e.id", -1, &s, NULL) !=
 	    SQLITE_OK)
 		goto sqlerr;
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
 		json_int_t tid = sqlite3_column_int64(s, 1), pid = sqlite3_column_int64(s, 2);
 		int64_t ts = sqlite3_column_int64(s, 3), dur = -1;
 		int kind = sqlite3_column_int(s, 5);
@@ -156,6 +158,8 @@ ing_json_export(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 		if (jx_timed(f, ev, ts, dur, &first))
 			goto werr;
 	}
+	if (sr != SQLITE_DONE)	/* a damaged store: not a file without its events */
+		goto sqlerr;
 	sqlite3_finalize(s);
 	s = NULL;
 	/* flow edges as flow v1 pairs: s on the source, f (bp e) on the destination */
@@ -168,7 +172,7 @@ ing_json_export(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 			       "JOIN devices db ON db.id = ub.device_id "
 			       "WHERE x.kind = 0", -1, &es, NULL) != SQLITE_OK)
 		goto sqlerr;
-	while (sqlite3_step(es) == SQLITE_ROW) {
+	while ((sr = sqlite3_step(es)) == SQLITE_ROW) {
 		json_int_t id = sqlite3_column_int64(es, 0);
 
 		if (jx_timed(f, json_pack("{s:s, s:s, s:s, s:I, s:I, s:I}", "ph", "s",
@@ -184,6 +188,8 @@ ing_json_export(sqlite3 *db, FILE *f, const char *name, struct tc_err *err)
 				       sqlite3_column_int64(es, 4), -1, &first))
 			goto werr;
 	}
+	if (sr != SQLITE_DONE)
+		goto sqlerr;
 	if (fputs("\n]}\n", f) == EOF || fflush(f))
 		goto werr;
 	goto out;

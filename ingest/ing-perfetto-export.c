@@ -198,11 +198,11 @@ static int
 px_descriptors(struct px_ctx *c, sqlite3 *db)
 {
 	sqlite3_stmt *s = NULL;
-	int ret = 0;
+	int ret = 0, sr;
 
 	if (sqlite3_prepare_v2(db, "SELECT id, key, name FROM devices", -1, &s, NULL) != SQLITE_OK)
 		goto sqlerr;
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
 		PfPacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 		Perfetto__Protos__TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 		Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
@@ -225,13 +225,15 @@ px_descriptors(struct px_ctx *c, sqlite3 *db)
 		if ((ret = px_write(c, &p)) < 0)
 			goto out;
 	}
+	if (sr != SQLITE_DONE)
+		goto sqlerr;
 	sqlite3_finalize(s);
 	s = NULL;
 	if (sqlite3_prepare_v2(db, "SELECT u.id, u.device_id, u.kind, u.name, u.key, d.key, u.sort "
 			       "FROM units u JOIN devices d ON d.id = u.device_id", -1, &s,
 			       NULL) != SQLITE_OK)
 		goto sqlerr;
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
 		PfPacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
 		Perfetto__Protos__TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
 		Perfetto__Protos__ThreadDescriptor td = PERFETTO__PROTOS__THREAD_DESCRIPTOR__INIT;
@@ -273,6 +275,8 @@ px_descriptors(struct px_ctx *c, sqlite3 *db)
 		if ((ret = px_write(c, &p)) < 0)
 			goto out;
 	}
+	if (sr != SQLITE_DONE)
+		goto sqlerr;
 	goto out;
 sqlerr:
 	ret = tc_err_set(c->err, -EIO, "%s: reading the trace store: %s", c->name,
@@ -297,13 +301,14 @@ px_load_edges(struct px_ctx *c, sqlite3 *db)
 {
 	sqlite3_stmt *s;
 	size_t cap = 0;
+	int sr;
 
 	if (sqlite3_prepare_v2(db, "SELECT x.rowid, x.src, x.dst, x.kind, a.ts > b.ts, x.label "
 			       "FROM edges x JOIN events a ON a.id = x.src JOIN events b ON b.id = x.dst",
 			       -1, &s, NULL) != SQLITE_OK)
 		return tc_err_set(c->err, -EIO, "%s: reading edges: %s", c->name,
 				  sqlite3_errmsg(db));
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
 		struct px_edge e;
 
 		if (c->nedges == cap) {
@@ -324,6 +329,11 @@ px_load_edges(struct px_ctx *c, sqlite3 *db)
 		e.other = sqlite3_column_int64(s, 1);
 		c->by_dst[c->nedges] = e;
 		c->nedges++;
+	}
+	if (sr != SQLITE_DONE) {	/* a damaged store: not a file without its edges */
+		sqlite3_finalize(s);
+		return tc_err_set(c->err, -EIO, "%s: reading edges: %s", c->name,
+				  sqlite3_errmsg(db));
 	}
 	sqlite3_finalize(s);
 	if (c->nedges) {	/* qsort(NULL, 0) is undefined */
@@ -605,9 +615,13 @@ pf_export_pftrace(sqlite3 *db, FILE *out, const char *out_name, struct tc_err *e
 		ret = tc_err_set(err, -EIO, "%s: reading events: %s", out_name, sqlite3_errmsg(db));
 		goto out;
 	}
-	while (sqlite3_step(s) == SQLITE_ROW)
+	while ((ret = sqlite3_step(s)) == SQLITE_ROW)
 		if ((ret = px_event(&c, s)) < 0)
 			goto out;
+	if (ret != SQLITE_DONE) {	/* a damaged store: not a file without its events */
+		ret = tc_err_set(err, -EIO, "%s: reading events: %s", out_name, sqlite3_errmsg(db));
+		goto out;
+	}
 	ret = px_flush_ends(&c, 0, true);
 	if (!ret && fflush(out)) {
 		int e = tc_write_errno();

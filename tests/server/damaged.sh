@@ -4,7 +4,8 @@
 # blob cut short, as a bad disk or an interrupted copy might leave it): every
 # read that needs the chunk answers 500 `internal` with the store's message
 # naming it, with the server's direct reads and through SQL only
-# (NX_SUMMARY_SQL=1, NX_DEPS_SQL=1), never an answer without its events;
+# (NX_SUMMARY_SQL=1, NX_DEPS_SQL=1), never an answer or an export without
+# its events;
 # reads that do not need it still answer, and the library still lists it.
 . "$NX_SRCDIR/tests/lib.sh"
 . "$NX_SRCDIR/tests/server/srv-lib.sh"
@@ -47,6 +48,8 @@ for mode in direct sql; do
 	bad "an event in the chunk" "$A/events/$((FIRST + 1))"
 	bad "search" "$A/search?q=matmul"
 	bad "search, a page" "$A/search?q=relu&offset=3000&limit=5"
+	bad "export as Perfetto" "$A/export"
+	bad "export as Chrome JSON" "$A/export?format=json"
 	is "$(req GET "$A/summary?start=$TS0&end=$((TS1 + 1))&units=$OUNIT")" 200 \
 		"$mode: summary of another unit answers"
 	is "$(req GET "$A/timeline?start=$TS0&end=$((TS1 + 1))&units=$OUNIT&px=100000")" 200 \
