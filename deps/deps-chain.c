@@ -265,7 +265,10 @@ out:
 	dq_ids_free(&c.seen);
 	free(c.eseen.v);
 	tc_jw_free(&nodes);
-	dq_done(&c.q);
+	if (dq_done(&c.q) < 0) {	/* a read failed: not a chain without what it missed */
+		free(w.p);
+		w.p = NULL;
+	}
 	return w.p;	/* NULL when nothing was written: the error is set */
 }
 

@@ -46,14 +46,14 @@ last_ending(struct dq *q, int64_t start, int64_t end, int64_t *out)
 		rc = tc_err_set(q->err, -EIO, "critical path: %s", sqlite3_errmsg(q->db));
 		goto out;
 	}
-	while (sqlite3_step(units) == SQLITE_ROW) {
+	while (dq_step(q, units) == SQLITE_ROW) {
 		struct dq_ev u = { .kind = ST_EV_SLICE, .unit_kind = sqlite3_column_int(units, 1) };
 		int k = dq_in_order(&u) ? 0 : 1;
 
 		sqlite3_bind_int64(st, 1, sqlite3_column_int64(units, 0));
 		sqlite3_bind_int64(st, 2, start);
 		sqlite3_bind_int64(st, 3, end);
-		if (sqlite3_step(st) == SQLITE_ROW) {
+		if (dq_step(q, st) == SQLITE_ROW) {
 			int64_t id = sqlite3_column_int64(st, 0), fin = sqlite3_column_int64(st, 1);
 
 			if (fin > best_end[k] || (fin == best_end[k] && id > best[k])) {
@@ -193,7 +193,7 @@ q_pred(struct dq *q, int64_t dst, int64_t dst_end, unsigned kinds, const struct 
 		sqlite3_bind_int64(q->pred, 1, dst);
 		sqlite3_bind_int(q->pred, 2, (int)kinds);
 		sqlite3_bind_int64(q->pred, 3, bound);
-		while ((s = sqlite3_step(q->pred)) == SQLITE_ROW)
+		while ((s = dq_step(q, q->pred)) == SQLITE_ROW)
 			pred_take(seen, sqlite3_column_int64(q->pred, 0),
 				  sqlite3_column_int(q->pred, 1), sqlite3_column_int64(q->pred, 2),
 				  &best, &best_fin, &best_kind);
@@ -628,7 +628,10 @@ out:
 	free(usums.at);
 	dq_ids_free(&seen);
 	tc_jw_free(&w);
-	dq_done(&q);
+	if (dq_done(&q) < 0) {	/* a read failed: not a path around what it missed */
+		free(res);
+		res = NULL;
+	}
 	return res;
 }
 

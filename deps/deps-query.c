@@ -59,7 +59,19 @@ dq_prep(struct dq *q, sqlite3_stmt **st, const char *sql)
 	return 0;
 }
 
-void
+int
+dq_step(struct dq *q, sqlite3_stmt *st)
+{
+	int s = sqlite3_step(st);
+
+	if (s != SQLITE_ROW && s != SQLITE_DONE && !q->io_rc) {
+		q->io_rc = -EIO;
+		snprintf(q->io_msg, sizeof(q->io_msg), "%s", sqlite3_errmsg(q->db));
+	}
+	return s;
+}
+
+int
 dq_done(struct dq *q)
 {
 	sqlite3_finalize(q->ev);
@@ -75,6 +87,9 @@ dq_done(struct dq *q)
 	sqlite3_finalize(q->out);
 	sqlite3_finalize(q->pred);
 	sqlite3_finalize(q->label);
+	if (q->io_rc)
+		return tc_err_set(q->err, q->io_rc, "dependency query: %s", q->io_msg);
+	return 0;
 }
 
 /*
@@ -92,7 +107,7 @@ dq_unit(struct dq *q, struct dq_ev *ev)
 		if ((rc = dq_prep(q, &q->unit, unit_sql)))
 			return rc;
 		sqlite3_bind_int64(q->unit, 1, ev->unit);
-		s = sqlite3_step(q->unit);
+		s = dq_step(q, q->unit);
 		if (s == SQLITE_ROW)
 			*u = (struct dq_unit){ .known = true, .id = ev->unit,
 					       .kind = sqlite3_column_int(q->unit, 0),
@@ -156,7 +171,7 @@ dq_name(struct dq *q, uint32_t name, char *buf, size_t len)
 	if ((rc = dq_prep(q, &q->name, name_sql)))
 		return rc;
 	sqlite3_bind_int64(q->name, 1, name);
-	t = sqlite3_step(q->name) == SQLITE_ROW ? sqlite3_column_text(q->name, 0) : NULL;
+	t = dq_step(q, q->name) == SQLITE_ROW ? sqlite3_column_text(q->name, 0) : NULL;
 	snprintf(c->text, sizeof(c->text), "%s", t ? (const char *)t : "");
 	c->len = (uint16_t)strlen(c->text);
 	c->id = name;
@@ -218,8 +233,10 @@ dq_event(struct dq *q, int64_t id, struct dq_ev *ev)
 	if ((rc = dq_prep(q, &q->ev, ev_sql)))
 		return rc;
 	sqlite3_bind_int64(q->ev, 1, id);
-	if (sqlite3_step(q->ev) != SQLITE_ROW) {
+	if (dq_step(q, q->ev) != SQLITE_ROW) {
 		sqlite3_reset(q->ev);
+		if (q->io_rc)	/* its chunk does not read: not "no event" */
+			return tc_err_set(q->err, q->io_rc, "dependency query: %s", q->io_msg);
 		return tc_err_set(q->err, -ENOENT, "no event %lld in this trace", (long long)id);
 	}
 	ev->id = sqlite3_column_int64(q->ev, 0);
@@ -263,7 +280,7 @@ dq_one(struct dq *q, sqlite3_stmt **st, const char *sql, const struct dq_ev *ev,
 	sqlite3_bind_int64(*st, 4, b);
 	if (sql != parent_sql)
 		sqlite3_bind_int64(*st, 5, c);
-	if (sqlite3_step(*st) == SQLITE_ROW)
+	if (dq_step(q, *st) == SQLITE_ROW)
 		id = sqlite3_column_int64(*st, 0);
 	sqlite3_reset(*st);
 	return id;
@@ -509,7 +526,10 @@ deps_event_edges(sqlite3 *db, int64_t eid, struct tc_err *err)
 	cut |= q_list(&q, eid, true, out);
 	res = json_pack("{s:o,s:o,s:b}", "in", in, "out", out, "truncated", cut);
 out:
-	dq_done(&q);
+	if (dq_done(&q) < 0) {	/* a read failed: not lists without its edges */
+		json_decref(res);
+		res = NULL;
+	}
 	return res;
 }
 
@@ -561,7 +581,7 @@ dq_stored(struct dq *q, int64_t id, bool out, unsigned kinds, size_t limit, stru
 	sqlite3_bind_int64(*st, 1, id);
 	sqlite3_bind_int(*st, 2, (int)kinds);
 	sqlite3_bind_int64(*st, 3, (sqlite3_int64)limit);
-	while ((s = sqlite3_step(*st)) == SQLITE_ROW) {
+	while ((s = dq_step(q, *st)) == SQLITE_ROW) {
 		const unsigned char *l = sqlite3_column_text(*st, 2);
 
 		TC_GROW(*v, *n, *cap, 16);
@@ -597,7 +617,7 @@ dq_label(struct dq *q, int64_t src, int64_t dst, int kind, const struct st_label
 	sqlite3_bind_int64(q->label, 1, dst);
 	sqlite3_bind_int64(q->label, 2, src);
 	sqlite3_bind_int(q->label, 3, kind);
-	s = sqlite3_step(q->label);
+	s = dq_step(q, q->label);
 	if (s == SQLITE_ROW && (l = sqlite3_column_text(q->label, 0)))
 		*label = tc_xstrdup((const char *)l);
 	sqlite3_reset(q->label);

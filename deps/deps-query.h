@@ -71,6 +71,13 @@ struct dq {
 		int kind, max_depth;
 	} units[DQ_UNITS];
 	bool no_names;		/* dq_event() may leave names empty (a walk past what it lists) */
+	/*
+	 * the first read that failed (a damaged store), with the store's
+	 * message then: lookups that treat a failed read as "none" still end
+	 * the query with it (dq_done())
+	 */
+	int io_rc;
+	char io_msg[200];
 };
 
 /* An open-addressing set of (a, b, c) triples (c < 8); zero-initialise, free(v). */
@@ -106,8 +113,18 @@ int dq_prep(struct dq *q, sqlite3_stmt **st, const char *sql);
 /** dq_conn - the store's direct reads for @q's connection, NULL when there are none. */
 struct st_conn *dq_conn(struct dq *q);
 
-/** dq_done - finalize every statement of @q and free what it holds. */
-void dq_done(struct dq *q);
+/**
+ * dq_step - sqlite3_step(@st) for @q: a step that fails (not a row, not the
+ * end) is noted in q->io_rc with the store's message.  Return: its result.
+ */
+int dq_step(struct dq *q, sqlite3_stmt *st);
+
+/**
+ * dq_done - finalize every statement of @q and free what it holds.
+ * Return: 0, or -EIO with q->err set when a read of the query failed
+ * (dq_step()): its answer must not be given.
+ */
+int dq_done(struct dq *q);
 
 /**
  * dq_event - look up event @id into *@ev (its name may be empty when q->no_names).

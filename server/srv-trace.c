@@ -972,18 +972,30 @@ bad:
 	return -1;
 }
 
+/*
+ * Whether event @eid exists: answered here (404, or 500 when its chunk does
+ * not read) and false when not, so that a damaged chunk is not "no event".
+ */
 static bool
-event_exists(sqlite3 *db, int64_t eid)
+event_exists(struct srv_req *r, sqlite3 *db, int64_t eid)
 {
 	sqlite3_stmt *st = NULL;
+	struct rd_err err = { 0 };
 	bool ok = false;
 
 	if (sqlite3_prepare_v2(db, "SELECT 1 FROM events WHERE id = ?1", -1, &st, NULL) ==
 	    SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, eid);
-		ok = sqlite3_step(st) == SQLITE_ROW;
+		ok = rd_step(&err, st) == SQLITE_ROW;
+	} else {
+		err.rc = SQLITE_ERROR;
+		snprintf(err.msg, sizeof(err.msg), "%s", sqlite3_errmsg(db));
 	}
 	sqlite3_finalize(st);
+	if (err.rc != SQLITE_OK)
+		srv_reply_error(r, 500, "internal", "trace store: %s", err.msg);
+	else if (!ok)
+		srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
 	return ok;
 }
 
@@ -1034,10 +1046,8 @@ api_deps(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 			goto put;
 		}
 	}
-	if (!event_exists(c->db, eid)) {
-		srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
+	if (!event_exists(r, c->db, eid))
 		goto put;
-	}
 	st_read_begin(c->db);	/* a chain runs thousands of lookups */
 	text = deps_chain_text(c->db, eid, kinds, dir, (int)depth, (int)budget, &len, &err);
 	return deps_reply(r, c, text, len, &err);
@@ -1060,10 +1070,8 @@ api_critical(struct srv_req *r, struct srv_pool_conn *c)
 	    srv_arg_i64(r, "max_hops", &max_hops, 1, DEPS_CP_HOPS_MAX) < 0 ||
 	    srv_arg_i64(r, "budget", &budget, 1, DEPS_CP_BUDGET_MAX) < 0)
 		goto put;
-	if (eid && !event_exists(c->db, eid)) {
-		srv_reply_error(r, 404, "not_found", "no event %lld", (long long)eid);
+	if (eid && !event_exists(r, c->db, eid))
 		goto put;
-	}
 	st_read_begin(c->db);
 	text = deps_critical_path_text(c->db, eid, start, end, kinds, (int)max_hops, (int)budget,
 				       &len, &err);

@@ -26,15 +26,16 @@ c = mine[len(mine) // 2]
 other = [r for r in rows if r[1] != c[1]][0]
 db.execute("UPDATE event_data SET cols = substr(cols, 1, 5) WHERE id = ?", (c[0],))
 db.commit()
-# first id, unit, ts_first, ts_last, another unit, an id in another chunk
-print(c[0], c[1], c[3], c[4], other[1], other[0] + 1)
+# first id, unit, ts_first, ts_last, another unit, an id in another chunk,
+# an id of the same unit past the chunk
+print(c[0], c[1], c[3], c[4], other[1], other[0] + 1, c[0] + c[2] + 7)
 PY
-read -r FIRST UNIT TS0 TS1 OUNIT OID <"$T/chunk"
+read -r FIRST UNIT TS0 TS1 OUNIT OID AFTER <"$T/chunk"
 A="/api/traces/$ID"
-bad() { # NAME PATH: 500 internal naming the damaged chunk
+bad() { # NAME PATH [CODE]: 500 CODE (internal) naming the damaged chunk
 	is "$(req GET "$2")" 500 "$mode: $1 answers 500"
 	check "$mode: $1: the error names the chunk" \
-		grep -q "\"error\":\"internal\".*chunk $FIRST: corrupt" "$T/body"
+		grep -q "\"error\":\"${3:-internal}\".*chunk $FIRST: corrupt" "$T/body"
 }
 for mode in direct sql; do
 	if [ $mode = sql ]; then
@@ -49,6 +50,11 @@ for mode in direct sql; do
 	bad "search" "$A/search?q=matmul"
 	bad "search, a page" "$A/search?q=relu&offset=3000&limit=5"
 	bad "export as Perfetto" "$A/export"
+	bad "dependencies of an event in the chunk" "$A/deps/$((FIRST + 1))"
+	bad "critical path over the chunk" "$A/critical-path?start=$TS0&end=$((TS1 + 1))" deps_failed
+	bad "critical path from an event after the chunk" "$A/critical-path?event=$AFTER" deps_failed
+	bad "critical path from an event in the chunk" "$A/critical-path?event=$((FIRST + 2))"
+	is "$(req GET "$A/deps/$AFTER?dir=out")" 200 "$mode: a chain that does not reach the chunk answers"
 	bad "export as Chrome JSON" "$A/export?format=json"
 	is "$(req GET "$A/summary?start=$TS0&end=$((TS1 + 1))&units=$OUNIT")" 200 \
 		"$mode: summary of another unit answers"
