@@ -150,6 +150,7 @@ srv_api_list(struct srv_req *r)
 	json_t *arr;
 	char *sql;
 	enum MHD_Result ret;
+	int rc;
 
 	if (srv_arg_i64(r, "limit", &limit, 0, SRV_LIST_MAX) < 0 ||
 	    srv_arg_i64(r, "offset", &offset, 0, INT64_MAX / 2) < 0)
@@ -181,9 +182,11 @@ srv_api_list(struct srv_req *r)
 	if (sqlite3_prepare_v2(c->db, "SELECT COUNT(*) FROM traces" WHERE, -1, &st, NULL))
 		goto dberr;
 	sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		total = sqlite3_column_int64(st, 0);
+	if (sqlite3_step(st) != SQLITE_ROW)
+		goto dberr;
+	total = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
+	st = NULL;
 	sql = tc_xasprintf("SELECT " TRACE_COLS " FROM traces" WHERE " ORDER BY %s LIMIT ?2 "
 			   "OFFSET ?3", order);
 #undef WHERE
@@ -196,8 +199,12 @@ srv_api_list(struct srv_req *r)
 	sqlite3_bind_int64(st, 2, limit);
 	sqlite3_bind_int64(st, 3, offset);
 	arr = json_array();
-	while (sqlite3_step(st) == SQLITE_ROW)
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		json_array_append_new(arr, row_json(s, st));
+	if (rc != SQLITE_DONE) {	/* not a list without the rows after it */
+		json_decref(arr);
+		goto dberr;
+	}
 	sqlite3_finalize(st);
 	srv_pool_put(s, c);
 	return srv_reply_json(r, 200, json_pack("{s:I, s:o}", "total", (json_int_t)total,

@@ -65,4 +65,30 @@ for mode in direct sql; do
 	is "$(jget "$T/body" '[t["id"] for t in j["traces"]]')" "['$ID']" "$mode: the trace is listed"
 	srv_stop
 done
+
+# a damaged catalog: the library list is an error, not an empty library
+for i in $(seq 1 40); do
+	printf '[{"ph":"X","name":"n%d","ts":%d,"dur":5,"pid":1,"tid":1}]' "$i" "$i" >"$T/t.json"
+	"$NX" ingest --data "$T/c" --name "run-$i-named-at-some-length-to-fill-catalog-pages" \
+		"$T/t.json" >/dev/null 2>&1 || echo "ingest $i failed" >>"$T/cbad"
+done
+is "$(cat "$T/cbad" 2>/dev/null)" "" "40 small traces ingest"
+$PY - "$T/c/catalog.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+ps = db.execute("PRAGMA page_size").fetchone()[0]
+leaves = [r[0] for r in db.execute("SELECT pageno FROM dbstat WHERE name = 'traces' "
+                                   "AND pagetype = 'leaf' ORDER BY pageno")]
+db.close()
+assert len(leaves) > 2, leaves
+with open(sys.argv[1], "r+b") as f:	# page numbers count from 1
+    f.seek((leaves[len(leaves) // 2] - 1) * ps)
+    f.write(b"\xff" * 16)
+PY
+srv_start "$T/c"
+ok $? "server starts on the damaged catalog"
+is "$(req GET "/api/traces?limit=500")" 500 "damaged catalog: the library list answers 500"
+check "damaged catalog: the error says so" grep -q '"error":"internal".*catalog: .*malformed' "$T/body"
+srv_stop
 done_testing
