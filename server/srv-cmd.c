@@ -320,16 +320,19 @@ static int
 requeue(struct srv *s, struct tc_err *err)
 {
 	sqlite3_stmt *st = NULL;
-	int n = 0;
+	int n = 0, rc;
 
 	if (sqlite3_prepare_v2(st_library_catalog(s->lib), "SELECT id FROM traces WHERE status "
 			       "IN ('queued', 'ingesting') ORDER BY created_ns, id", -1, &st, NULL))
 		return tc_err_set(err, -EIO, "catalog: %s",
 				  sqlite3_errmsg(st_library_catalog(s->lib)));
-	while (sqlite3_step(st) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		srv_queue_push(s, (const char *)sqlite3_column_text(st, 0), true);
 		n++;
 	}
+	if (rc != SQLITE_DONE)	/* the rest stay queued in the catalog, their files kept */
+		fprintf(stderr, "neuron-explorer: catalog: cannot list every queued trace (%s); "
+			"%d re-queued\n", sqlite3_errmsg(st_library_catalog(s->lib)), n);
 	sqlite3_finalize(st);
 	return n;
 }
