@@ -14,7 +14,8 @@
  *   byte 1: which row (modulo the rows there are)
  *   rest:   the new blob (empty: SQL NULL)
  *
- * then scans both tables, looks up every event's edges both ways, and runs
+ * then scans both tables (also through st_conn_scan(), as the server's
+ * summaries read events), looks up every event's edges both ways, and runs
  * deps_event_edges(), deps_chain() and deps_critical_path() from several
  * events.  Built with -DFUZZ_REPLAY_MAIN it is a TAP program that replays
  * fuzz/corpus/store (make check); FUZZ_STORE_SEEDS=DIR writes the store's own
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "store/library.h"
+#include "store/store.h"
 #include "ingest/ingest.h"
 #include "deps/deps.h"
 
@@ -102,6 +104,15 @@ build_base(void)
 	unlink(base);
 }
 
+/* st_conn_scan()'s callback: every field read */
+static int
+scan_ev(void *arg, int64_t id, const struct st_ev_brief *ev)
+{
+	*(uint64_t *)arg += (uint64_t)id + (uint64_t)ev->unit + (uint64_t)ev->ts +
+			    (uint64_t)ev->dur + ev->name + (uint64_t)ev->depth + (uint64_t)ev->kind;
+	return 0;
+}
+
 /* Step @sql to the end, reading every column of every row. */
 static void
 drain(sqlite3 *db, const char *sql, int64_t a)
@@ -156,6 +167,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct tc_err err = { 0 };
 	sqlite3 *db = NULL;
 	sqlite3_stmt *s = NULL;
+	struct st_conn *sc;
 	FILE *f;
 	int64_t rows = 0, nev = 0;
 	char sql[256];
@@ -208,6 +220,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	drain(db, "SELECT * FROM events WHERE unit = 1 AND depth = 1 AND ts <= 50 "
 		  "ORDER BY ts DESC, id DESC", 0);
 	drain(db, "SELECT * FROM edges", 0);
+	if ((sc = st_conn_of(db))) {
+		uint64_t sum = 0;
+
+		st_conn_scan(sc, 0, nev + 2, scan_ev, &sum);
+		st_conn_scan(sc, 2, nev / 2 + 1, scan_ev, &sum);
+	}
 	for (int64_t id = 0; id <= nev + 1; id++) {
 		json_t *j;
 
