@@ -41,19 +41,23 @@ info_col(sqlite3_stmt *s, int i)
 	}
 }
 
-/* Rows of @sql as an array of objects keyed by column name. */
+/*
+ * Rows of @sql as an array of objects keyed by column name, or NULL when
+ * they cannot all be read (said on stderr, with @what): a damaged catalog or
+ * store is not shown as fewer rows.
+ */
 static json_t *
-info_rows(sqlite3 *db, const char *sql, const char *arg)
+info_rows(sqlite3 *db, const char *what, const char *sql, const char *arg)
 {
 	json_t *arr = json_array();
-	sqlite3_stmt *s;
-	int i;
+	sqlite3_stmt *s = NULL;
+	int i, rc;
 
 	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-		return arr;
+		goto fail;
 	if (arg)
 		sqlite3_bind_text(s, 1, arg, -1, SQLITE_STATIC);
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		json_t *o = json_object();
 
 		for (i = 0; i < sqlite3_column_count(s); i++) {
@@ -73,8 +77,15 @@ info_rows(sqlite3 *db, const char *sql, const char *arg)
 		}
 		json_array_append_new(arr, o);
 	}
+	if (rc != SQLITE_DONE)
+		goto fail;
 	sqlite3_finalize(s);
 	return arr;
+fail:
+	fprintf(stderr, "neuron-explorer info: %s: %s\n", what, sqlite3_errmsg(db));
+	sqlite3_finalize(s);
+	json_decref(arr);
+	return NULL;
 }
 
 static const char *
@@ -95,9 +106,11 @@ info_trace(struct st_library *lib, const char *id, bool as_json)
 	size_t i, j;
 	int rc = 0;
 
-	rows = info_rows(st_library_catalog(lib), "SELECT id, name, tags, status, progress,"
-			 " error, format, sha256, size, created_ns, stats FROM traces WHERE id=?",
-			 id);
+	rows = info_rows(st_library_catalog(lib), "catalog", "SELECT id, name, tags, status,"
+			 " progress, error, format, sha256, size, created_ns, stats FROM traces"
+			 " WHERE id=?", id);
+	if (!rows)
+		return 1;
 	if (!json_array_size(rows)) {
 		fprintf(stderr, "neuron-explorer info: no trace '%s' in %s\n", id,
 			st_library_dir(lib));
@@ -108,11 +121,13 @@ info_trace(struct st_library *lib, const char *id, bool as_json)
 	path = st_library_trace_path(lib, id);
 	if (!strcmp(json_string_value(json_object_get(row, "status")), "ready") &&
 	    st_trace_open(&db, path, &err) == 0) {
-		devs = info_rows(db, "SELECT id, kind, name, label, sort FROM devices ORDER BY id",
-				 NULL);
-		units = info_rows(db, "SELECT id, device_id, kind, name, event_count, max_depth,"
-				  " overlaps FROM units ORDER BY device_id, id", NULL);
+		devs = info_rows(db, "trace store", "SELECT id, kind, name, label, sort FROM devices"
+				 " ORDER BY id", NULL);
+		units = info_rows(db, "trace store", "SELECT id, device_id, kind, name, event_count,"
+				  " max_depth, overlaps FROM units ORDER BY device_id, id", NULL);
 		sqlite3_close(db);
+		if (!devs || !units)
+			rc = 1;
 		for (i = 0; i < json_array_size(devs); i++) {
 			json_t *d = json_array_get(devs, i);
 
@@ -235,11 +250,13 @@ cmd_info(int argc, char **argv)
 			rc = info_trace(lib, argv[optind], as_json);
 		}
 	} else {
-		json_t *rows = info_rows(st_library_catalog(lib),
+		json_t *rows = info_rows(st_library_catalog(lib), "catalog",
 					 "SELECT id, name, tags, status, format, size, created_ns,"
 					 " error, stats FROM traces ORDER BY created_ns", NULL);
 
-		if (as_json) {
+		if (!rows) {
+			rc = 1;
+		} else if (as_json) {
 			json_t *o = json_pack("{s:O}", "traces", rows);
 
 			json_dumpf(o, stdout, JSON_COMPACT);

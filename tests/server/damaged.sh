@@ -86,6 +86,9 @@ with open(sys.argv[1], "r+b") as f:	# page numbers count from 1
     f.seek((leaves[len(leaves) // 2] - 1) * ps)
     f.write(b"\xff" * 16)
 PY
+"$NX" info --data "$T/c" >"$T/info.out" 2>"$T/info.err"
+is "$?" 1 "damaged catalog: info exits 1"
+check "damaged catalog: info says why" grep -q '^neuron-explorer info: catalog: .*malformed' "$T/info.err"
 srv_start "$T/c"
 ok $? "server starts on the damaged catalog"
 is "$(req GET "/api/traces?limit=500")" 500 "damaged catalog: the library list answers 500"
