@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * server/srv-cache.c - a small LRU of encoded timeline answers.  A ready
- * trace never changes and its id is never reused, so an answer stays right
- * until the trace is deleted (srv_cache_forget()).  Bounded by bytes; one
- * mutex, held only to find, link or unlink (copies happen outside it for
- * puts, inside for gets of at most a few MB).
+ * server/srv-cache.c - a small LRU of encoded answers (timeline windows,
+ * range summaries, search counts).  A ready trace never changes and its id
+ * is never reused, so an answer stays right until the trace is deleted
+ * (srv_cache_forget()).  Bounded by bytes; one mutex, held only to find,
+ * link or unlink (copies happen outside it for puts, inside for gets of at
+ * most a few MB).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -49,7 +49,7 @@ static const struct srv_opt_def {
 	{ "max-connections", OPT_INT, offsetof(struct srv_opts, max_conns),
 	  "concurrent connections (default 512)" },
 	{ "cache-mb", OPT_INT, offsetof(struct srv_opts, cache_mb),
-	  "MiB of encoded timeline answers kept (default 64; 0 turns it off)" },
+	  "MiB of encoded answers kept (default 64; 0 turns it off)" },
 	{ "insecure", OPT_BOOL, offsetof(struct srv_opts, insecure),
 	  "allow a non-loopback address without a token" },
 };

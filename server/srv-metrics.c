@@ -95,9 +95,11 @@ srv_metrics_reply(struct srv_req *r)
 	COUNTER("nx_ingests_cancelled_total", "Ingests stopped by a delete or the server stopping.",
 		atomic_load(&m->ingests_cancelled));
 	COUNTER("nx_ingest_bytes_total", "Raw bytes ingested.", atomic_load(&m->ingest_bytes));
-	COUNTER("nx_answer_cache_hits_total", "Timeline answers served from the cache.",
+	COUNTER("nx_answer_cache_hits_total",
+		"Timeline, summary and search-count answers served from the cache.",
 		atomic_load(&s->cache.hits));
-	COUNTER("nx_answer_cache_misses_total", "Timeline answers computed.",
+	COUNTER("nx_answer_cache_misses_total",
+		"Timeline, summary and search-count answers computed.",
 		atomic_load(&s->cache.misses));
 	GAUGE("nx_uploads_active", "Uploads in progress.", atomic_load(&s->uploads_active));
 	GAUGE("nx_ingest_queue_length", "Traces waiting for a worker.", srv_queue_len(s));

@@ -1431,13 +1431,24 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 	struct tc_jw w = { 0 };
 	struct st_conn *sc;
 	struct sum_scan ss;
-	const char *sql_only = getenv("NX_SUMMARY_SQL");
-	size_t k = 0;
+	const char *sql_only = getenv("NX_SUMMARY_SQL"), *us = srv_arg(r, "units");
+	size_t k = 0, len = 0;
 	struct rd_err err = { 0 };
+	char *key, *text;
 
 	if (window_get(r, c, &start, &end) < 0 ||
 	    srv_arg_i64(r, "limit", &limit, 1, 100000) < 0)
 		goto put;
+	/* a ready trace's answer never changes: a whole-trace summary is asked again */
+	key = tc_arena_alloc(&r->arena, ST_ID_LEN + 100 + (us ? strlen(us) : 0));
+	sprintf(key, "%s|summary|%lld|%lld|%lld|%s", c->key, (long long)start, (long long)end,
+		(long long)limit, us ? us : "");
+	text = srv_cache_get(&r->srv->cache, key, &len);
+	if (text) {
+		srv_reply_text(r, 200, text, len);
+		free(text);
+		goto put;
+	}
 	st_read_begin(c->db);
 	if (unit_list_get(r, c, &ul) < 0)
 		goto out;
@@ -1548,6 +1559,7 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 	tc_jw_lit(&w, ",\"end\":");
 	tc_jw_i64(&w, end);
 	tc_jw_lit(&w, "}");
+	srv_cache_put(&r->srv->cache, key, w.p, w.len);
 	srv_reply_text(r, 200, w.p, w.len);
 out:
 	sqlite3_finalize(dq);

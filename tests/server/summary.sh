@@ -69,6 +69,13 @@ answers() {
 srv_start "$T/d"
 ok $? "server starts (direct reads)"
 answers "$T/direct"
+# the same summary again: from the answer cache, the same bytes
+GID=$(sed -n 's/ gen.json$//p' "$T/ids")
+hits() { curl -s "$URL/metrics" | sed -n 's/^nx_answer_cache_hits_total //p'; }
+h0=$(hits)
+is "$(req GET "/api/traces/$GID/summary")" 200 "the whole-span summary again"
+check "... the same bytes" cmp "$T/body" "$T/direct/$GID.1"
+check "... from the answer cache" test "$(hits)" -gt "$h0"
 srv_stop
 NX_SUMMARY_SQL=1 srv_start "$T/d"
 ok $? "server starts (SQL only)"
@@ -86,7 +93,6 @@ done <"$T/ids"
 srv_stop
 
 # the generated trace against the trace itself (whole span and a window)
-GID=$(sed -n 's/ gen.json$//p' "$T/ids")
 check "generated trace: whole-span summary = the file's slices" \
 	$CHK summary "$GEN" "$T/direct/$GID.1" 0 999999999999
 q3=$(sed -n 3p "$T/q.$GID")
