@@ -240,10 +240,20 @@ post_iter(void *cls, enum MHD_ValueKind kind, const char *key, const char *filen
 		up_write(u, data, size);
 	} else {
 		u->trace_open = false;
-		if (!strcmp(key, "name"))
+		/*
+		 * a field comes in pieces (@off counts on); its first replaces
+		 * ?name= or ?tags= (the form says it for this file) and an
+		 * earlier field of the same key
+		 */
+		if (!strcmp(key, "name")) {
+			if (!off)
+				tc_buf_reset(&u->name);
 			buf_add_limited(&u->name, data, size, NAME_MAX_LEN);
-		else if (!strcmp(key, "tags"))
+		} else if (!strcmp(key, "tags")) {
+			if (!off)
+				tc_buf_reset(&u->tags);
 			buf_add_limited(&u->tags, data, size, TAGS_MAX_LEN);
+		}
 	}
 	return u->fail_status ? MHD_NO : MHD_YES;
 }

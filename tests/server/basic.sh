@@ -29,6 +29,18 @@ check "trace counts match the file" $CHK counts "$TR" "$T/t1.json"
 is "$(jget "$T/t1.json" 'j["size"]')" "$(wc -c <"$TR" | tr -d ' ')" "size is the raw size"
 is "$(jget "$T/t1.json" 'j["sha256"]')" "$(sha256sum "$TR" | cut -d' ' -f1)" "sha256 of the upload"
 
+# ?name= and ?tags= with a multipart body: the form's fields win, not joined to them
+curl -s -o "$T/t1q.json" -F "trace=@$TR" -F name=form-name -F tags=form-tag \
+	"$URL/upload?wait=1&name=query-name&tags=query-tag"
+is "$(jget "$T/t1q.json" 'j["name"], j["tags"]')" "form-name ['form-tag']" \
+	"multipart name and tags replace the query's"
+curl -s -o "$T/t1r.json" -F "trace=@$TR" "$URL/upload?wait=1&name=query-name&tags=query-tag"
+is "$(jget "$T/t1r.json" 'j["name"], j["tags"]')" "query-name ['query-tag']" \
+	"multipart without them: the query's name and tags"
+for f in t1q t1r; do
+	curl -s -o /dev/null -X DELETE "$URL/api/traces/$(jget "$T/$f.json" 'j["id"]')"
+done
+
 # raw body -> 202, then poll
 code=$(curl -s -o "$T/t2.json" -w '%{http_code}' --data-binary "@$TR" "$URL/upload?name=raw")
 is "$code" 202 "raw upload answers 202"
@@ -170,7 +182,7 @@ is "$(req GET /metrics)" 200 "metrics"
 check "metrics has requests, latencies, uploads, ingests" sh -c \
 	"grep -q '^nx_http_requests_total{route=\"timeline\",code=\"2xx\"}' '$T/body' &&
 	 grep -q '^nx_http_request_seconds_bucket{route=\"timeline\",le=\"+Inf\"}' '$T/body' &&
-	 grep -q '^nx_uploads_total 3' '$T/body' && grep -q '^nx_ingests_total 3' '$T/body'"
+	 grep -q '^nx_uploads_total 5' '$T/body' && grep -q '^nx_ingests_total 5' '$T/body'"
 
 srv_stop
 ok $? "SIGTERM: clean exit 0"
