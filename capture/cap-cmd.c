@@ -169,7 +169,8 @@ cap_spawn(struct cap_run *r, char **cmd)
 	json_array_foreach(r->plan.vars, i, v)
 		setenv(json_string_value(json_object_get(v, "name")),
 		       json_string_value(json_object_get(v, "value")), 1);
-	unsetenv("NX_TOKEN");
+	unsetenv("NX_TOKEN");	/* the upload's secrets are not the workload's */
+	unsetenv("NX_TOKEN_FILE");
 	execvp(cmd[0], cmd);
 	fprintf(stderr, "neuron-explorer capture: %s: %s\n", cmd[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);

@@ -62,6 +62,14 @@ fi
 "$NX" ingest --data "$T/data" "$T/c1/framework/trace.json" >"$T/ing2" 2>&1
 ok $? "the framework trace ingests"
 
+# The upload's token and token file, set in capture's environment, do not reach the workload.
+printf 'abcdefghijklmnopqrstuvwxyz\n' >"$T/tok"
+chmod 600 "$T/tok"
+NX_TOKEN=s3cret-s3cret-s3cret NX_TOKEN_FILE="$T/tok" "$NX" capture -q \
+	--set NX_CAPTURE_DIR="$T/c6" -o "$T/tok.ntff" -- \
+	/bin/sh -c 'echo "${NX_TOKEN-unset} ${NX_TOKEN_FILE-unset}"' >"$T/out6" 2>"$T/err6"
+is "$?|$(cat "$T/out6")" "0|unset unset" "NX_TOKEN and NX_TOKEN_FILE not given to the workload"
+
 # Temporary capture folder is removed.
 TMPDIR="$T/tmp" && mkdir -p "$TMPDIR" && export TMPDIR
 "$NX" capture -q -o "$T/run2.ntff" -- "$PY" "$TRAIN" --steps 2 >/dev/null 2>&1
