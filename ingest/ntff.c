@@ -544,7 +544,7 @@ ntff_stream(struct ntff_reader *r, size_t i, bool raw,
 	unsigned char *in = NULL, *out = NULL;
 	uint64_t left = s->stored_len, rawn = 0;
 	uint32_t crc = 0;
-	bool inflating = !raw && (s->flags & NTFF_F_ZLIB);
+	bool inflating = !raw && (s->flags & NTFF_F_ZLIB), zbad = false;
 	z_stream zs;
 	int ret = 0, zr = Z_OK;
 
@@ -570,6 +570,8 @@ ntff_stream(struct ntff_reader *r, size_t i, bool raw,
 		}
 		left -= got;
 		crc = ntff_crc(crc, in, got);
+		if (zbad)
+			continue;	/* the rest only for the CRC: which fault it is */
 		if (!inflating) {
 			rawn += got;
 			if (sink && (ret = sink(ctx, in, got)) < 0)
@@ -583,15 +585,15 @@ ntff_stream(struct ntff_reader *r, size_t i, bool raw,
 			zs.next_out = out;
 			zs.avail_out = NTFF_CHUNK;
 			zr = inflate(&zs, Z_NO_FLUSH);
-			if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
+			if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR) {
+				zbad = true;
 				break;
+			}
 			rawn += NTFF_CHUNK - zs.avail_out;
 			if (sink && NTFF_CHUNK - zs.avail_out &&
 			    (ret = sink(ctx, out, NTFF_CHUNK - zs.avail_out)) < 0)
 				goto out;
 		}
-		if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
-			break;
 	}
 	if (crc != s->crc) {
 		s->status = NTFF_ST_BAD_CRC;
@@ -600,7 +602,7 @@ ntff_stream(struct ntff_reader *r, size_t i, bool raw,
 				 s->offset, s->crc, crc);
 		goto out;
 	}
-	if (inflating && zr != Z_STREAM_END) {
+	if (inflating && (zbad || zr != Z_STREAM_END)) {
 		s->status = NTFF_ST_BAD_DATA;
 		ret = tc_err_set(err, -EBADMSG, "%s: section \"%s\" at byte %" PRIu64
 				 ": corrupt zlib payload", r->path, s->name, s->offset);
@@ -611,6 +613,13 @@ ntff_stream(struct ntff_reader *r, size_t i, bool raw,
 		ret = tc_err_set(err, -EBADMSG, "%s: section \"%s\" at byte %" PRIu64
 				 ": %" PRIu64 " bytes decoded, header says %" PRIu64, r->path,
 				 s->name, s->offset, rawn, raw ? s->stored_len : s->raw_len);
+		goto out;
+	}
+	if (!(s->flags & NTFF_F_ZLIB) && s->raw_len != s->stored_len) {
+		s->status = NTFF_ST_BAD_DATA;
+		ret = tc_err_set(err, -EBADMSG, "%s: section \"%s\" at byte %" PRIu64
+				 ": uncompressed, %" PRIu64 " bytes stored, header says %" PRIu64
+				 " raw", r->path, s->name, s->offset, s->stored_len, s->raw_len);
 		goto out;
 	}
 	s->status = NTFF_ST_OK;

@@ -52,6 +52,55 @@ grep -q "bad-crc" "$T/ls.txt"; ok $? "ls shows bad-crc"
 grep -q "no trace data loaded.*import/small.pftrace.*CRC mismatch" "$T/e.txt"; ok $? "ingest says why"
 is "$(wc -l <"$T/e.txt" | tr -d ' ')" 1 "one-line message"
 
+# rewrite_sec FILE MODE: section 0 changed and its CRCs made right again, so that
+# only the zlib stream (MODE zlib) or the header's raw length (MODE rawlen) is wrong
+rewrite_sec() {
+	"$PY" - "$1" "$2" <<'PYEOF'
+import struct, sys, zlib
+p, mode = sys.argv[1], sys.argv[2]
+b = bytearray(open(p, 'rb').read())
+h = 16					# section 0's header, after the file header
+nl = struct.unpack_from('<I', b, h + 8)[0]
+stored = struct.unpack_from('<Q', b, h + 12)[0]
+d = h + 40 + nl
+if mode == 'zlib':
+    b[d + 1000] ^= 0xff
+    struct.pack_into('<I', b, h + 28, zlib.crc32(bytes(b[d:d + stored])))
+else:
+    struct.pack_into('<Q', b, h + 20, stored + 1)
+struct.pack_into('<I', b, h + 36, zlib.crc32(bytes(b[h:h + 36]) + bytes(b[h + 40:h + 40 + nl])))
+open(p, 'wb').write(b)
+PYEOF
+}
+# a zlib stream that does not inflate, under a right CRC: bad data, not a bad CRC (the
+# section past the reader's 256 KiB pieces, the damage in the first)
+"$PY" - "$T/big.json" <<'PYEOF'
+import json, random, sys
+r = random.Random(7)
+ev = [{"ph": "X", "name": "%032x" % r.getrandbits(128), "pid": 1, "tid": 1, "ts": i, "dur": 1}
+      for i in range(20000)]
+json.dump({"traceEvents": ev}, open(sys.argv[1], "w"))
+PYEOF
+"$NX" convert "$T/big.json" "$T/z.ntff"
+is "$("$NX" ntff ls --json "$T/z.ntff" | head -1 | jget /dev/stdin "j['stored'] > 3 * 262144 // 2")" True \
+	"a zlib section of more than 1.5 reader pieces"
+zoff=$("$NX" ntff ls --json "$T/z.ntff" | head -1 | jget /dev/stdin "j['offset']")
+rewrite_sec "$T/z.ntff" zlib
+"$NX" ntff verify "$T/z.ntff" >/dev/null 2>"$T/e.txt"; is $? 1 "verify exits 1 on a zlib stream that does not inflate"
+grep -q "import/big.json\" at byte $zoff: corrupt zlib payload" "$T/e.txt"; ok $? "... and says so (not a CRC mismatch)"
+sed 's/^/#   /' "$T/e.txt"
+"$NX" ntff ls "$T/z.ntff" >"$T/ls.txt"; grep -q "bad-data" "$T/ls.txt"; ok $? "ls shows bad-data"
+# an uncompressed section (a gzip'd input is kept as it is) whose header says another raw length
+gzip -c "$SMALL" >"$T/small.pftrace.gz"
+"$NX" convert "$T/small.pftrace.gz" "$T/u.ntff"
+is "$("$NX" ntff ls --json "$T/u.ntff" | head -1 | jget /dev/stdin "j['compressed']" 2>/dev/null)" False \
+	"a gzip'd input is stored uncompressed"
+"$NX" ntff verify "$T/u.ntff" >/dev/null; ok $? "... and verifies"
+rewrite_sec "$T/u.ntff" rawlen
+"$NX" ntff verify "$T/u.ntff" >/dev/null 2>"$T/e.txt"; is $? 1 "verify exits 1 when an uncompressed section's raw length is not its stored length"
+grep -q "uncompressed, [0-9]* bytes stored, header says [0-9]* raw" "$T/e.txt"; ok $? "... and says so"
+sed 's/^/#   /' "$T/e.txt"
+
 # cut in the middle of section 0
 head -c $((off + 60)) "$T/a.ntff" >"$T/cut.ntff"
 "$NX" ntff verify "$T/cut.ntff" >/dev/null 2>"$T/e.txt"; is $? 1 "verify exits 1 on a cut file"
