@@ -137,13 +137,15 @@ opt_set(struct srv_opts *o, bool *set, const char *name, const char *val, bool f
 			free(*(char **)p);
 			*(char **)p = tc_xstrdup(val);
 			break;
-		case OPT_INT:
-			if (tc_parse_i64(val, &iv) < 0 || iv < (d->off == offsetof(struct srv_opts,
-				cache_mb) ? 0 : 1) || iv > 100000)
+		case OPT_INT: {
+			int lo = d->off == offsetof(struct srv_opts, cache_mb) ? 0 : 1;
+
+			if (tc_parse_i64(val, &iv) < 0 || iv < lo || iv > 100000)
 				return tc_err_set(err, -EINVAL, "--%s: '%s' is not a number in "
-						  "1..100000", name, val);
+						  "%d..100000", name, val, lo);
 			*(int *)p = (int)iv;
 			break;
+		}
 		case OPT_U64:
 			if (parse_size(val, &uv) < 0 || uv == 0)
 				return tc_err_set(err, -EINVAL, "--%s: '%s' is not a size",

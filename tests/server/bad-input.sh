@@ -151,4 +151,10 @@ check "non-loopback without token: refused" test $rc -ne 0
 check "non-loopback: says why" grep -q "non-loopback" "$T/nl.err"
 "$NX" serve --listen 127.0.0.1:0 --data "$T/data" --workers x >/dev/null 2>"$T/w.err"
 check "bad --workers: refused" test $? -ne 0
+"$NX" serve --listen 127.0.0.1:0 --data "$T/data" --cache-mb -1 >/dev/null 2>"$T/c.err"
+is "$?|$(cat "$T/c.err")" "1|neuron-explorer: serve: --cache-mb: '-1' is not a number in 0..100000" \
+	"--cache-mb -1: refused with its range (0 turns the cache off)"
+"$NX" serve --listen 127.0.0.1:0 --data "$T/data" --max-uploads 0 >/dev/null 2>"$T/c.err"
+is "$?|$(cat "$T/c.err")" "1|neuron-explorer: serve: --max-uploads: '0' is not a number in 1..100000" \
+	"--max-uploads 0: refused with its range"
 done_testing
