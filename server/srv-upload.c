@@ -262,7 +262,7 @@ bool
 srv_auth_ok(struct srv_req *r)
 {
 	const char *h, *tok = r->srv->token;
-	size_t n, i;
+	size_t n, hn, i;
 	unsigned char diff = 0;
 
 	if (!tok)
@@ -275,10 +275,12 @@ srv_auth_ok(struct srv_req *r)
 	}
 	h += 7;
 	n = strlen(tok);
-	diff = strlen(h) != n;
+	hn = strlen(h);
+	diff = hn != n;
+	/* every byte of the token compared, none of the header's past its end */
 	for (i = 0; i < n; i++)
-		diff |= (unsigned char)tok[i] ^ (unsigned char)(h[i] ? h[i] : 0);
-	if (diff || strlen(h) != n) {
+		diff |= (unsigned char)tok[i] ^ (unsigned char)(i < hn ? h[i] : 0);
+	if (diff) {
 		srv_reply_error(r, 401, "unauthorized", "wrong token");
 		return false;
 	}

@@ -135,6 +135,11 @@ is "$(req POST /upload -F "trace=@$TR")" 401 "upload without token: 401"
 is "$(errcode)" unauthorized "401 code"
 is "$(req POST /upload -H 'Authorization: Bearer wrong-0123456789abcd' -F "trace=@$TR")" 401 \
 	"wrong token: 401"
+is "$(req POST /upload -H 'Authorization: Bearer tok' -F "trace=@$TR")" 401 \
+	"a prefix of the token: 401"
+is "$(req POST /upload -H 'Authorization: Bearer tok-0123456789abcdefX' -F "trace=@$TR")" 401 \
+	"the token and more: 401"
+is "$(req POST /upload -H 'Authorization: Bearer ' -F "trace=@$TR")" 401 "an empty token: 401"
 is "$(req POST /upload -H 'Authorization: Bearer tok-0123456789abcdef' -F "trace=@$TR")" 202 \
 	"right token: 202"
 is "$(req DELETE "/api/traces/$ID")" 401 "delete without token: 401"
