@@ -702,7 +702,8 @@ st_library_delete(struct st_library *lib, const char *id, struct tc_err *err)
 /*
  * PRAGMA user_version of a trace store, read from the file header (4 bytes,
  * big-endian, at offset 60 of every SQLite database) rather than by opening
- * it: start-up checks every ready trace.  -1 when it cannot be read.
+ * it: start-up checks every ready trace.  -ENOENT when there is no such
+ * file, -1 when it cannot be read.
  */
 static int
 st_trace_version(const char *path)
@@ -711,7 +712,7 @@ st_trace_version(const char *path)
 	int fd = open(path, O_RDONLY | O_CLOEXEC), v = -1;
 
 	if (fd < 0)
-		return -1;
+		return errno == ENOENT ? -ENOENT : -1;
 	if (pread(fd, h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
 	    !memcmp(h, "SQLite format 3", 16))
 		v = (int)((uint32_t)h[60] << 24 | (uint32_t)h[61] << 16 | (uint32_t)h[62] << 8 |
@@ -721,22 +722,30 @@ st_trace_version(const char *path)
 }
 
 /*
- * Ready traces whose store an older build wrote (a lower schema version)
- * go back to the queue: the raw file is kept, so re-ingesting rebuilds them
- * in this build's layout.  Called with lib->lock held.
+ * Ready traces whose store an older build wrote (a lower schema version),
+ * or whose store file is gone (a backup restored without DATA/traces), go
+ * back to the queue: the raw file is kept, so re-ingesting rebuilds them in
+ * this build's layout.  One whose raw file is gone as well is marked failed
+ * with why, not left "ready" with nothing to read.  Called with lib->lock
+ * held.
  */
 static int
 st_lib_requeue_old(struct st_library *lib, struct tc_err *err)
 {
-	sqlite3_stmt *s = NULL, *u = NULL;
-	int rc;
+	sqlite3_stmt *s = NULL, *u = NULL, *f = NULL;
+	int rc, sr = SQLITE_DONE;
 
-	rc = st_lib_prepare(lib, &s, "SELECT id FROM traces WHERE status='ready'", err);
+	rc = st_lib_prepare(lib, &s, "SELECT id, sha256 FROM traces WHERE status='ready'", err);
 	if (!rc)
 		rc = st_lib_prepare(lib, &u, "UPDATE traces SET status='queued', progress=0"
 				    " WHERE id=?1", err);
-	while (!rc && sqlite3_step(s) == SQLITE_ROW) {
+	if (!rc)
+		rc = st_lib_prepare(lib, &f, "UPDATE traces SET status='failed', error=?2"
+				    " WHERE id=?1", err);
+	while (!rc && (sr = sqlite3_step(s)) == SQLITE_ROW) {
 		const char *id = (const char *)sqlite3_column_text(s, 0);
+		const char *sha = (const char *)sqlite3_column_text(s, 1);
+		sqlite3_stmt *st = u;
 		char *path;
 		int v;
 
@@ -745,15 +754,28 @@ st_lib_requeue_old(struct st_library *lib, struct tc_err *err)
 		path = st_library_trace_path(lib, id);
 		v = st_trace_version(path);
 		free(path);
-		if (v < 0 || v >= ST_TRACE_SCHEMA_VERSION)
+		if (v == -ENOENT) {
+			path = sha ? st_library_raw_path(lib, sha) : NULL;
+			if (!path || access(path, R_OK)) {
+				st = f;
+				sqlite3_bind_text(f, 2, "the trace store and its raw file are both "
+						  "missing: upload the trace again", -1,
+						  SQLITE_STATIC);
+			}
+			free(path);
+		} else if (v < 0 || v >= ST_TRACE_SCHEMA_VERSION) {
 			continue;
-		sqlite3_bind_text(u, 1, id, -1, SQLITE_TRANSIENT);
-		if (sqlite3_step(u) != SQLITE_DONE)
+		}
+		sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+		if (sqlite3_step(st) != SQLITE_DONE)
 			rc = tc_err_set(err, -EIO, "catalog: %s", sqlite3_errmsg(lib->cat));
-		sqlite3_reset(u);
+		sqlite3_reset(st);
 	}
+	if (!rc && sr != SQLITE_DONE)
+		rc = tc_err_set(err, -EIO, "catalog: %s", sqlite3_errmsg(lib->cat));
 	sqlite3_finalize(s);
 	sqlite3_finalize(u);
+	sqlite3_finalize(f);
 	return rc;
 }
 
