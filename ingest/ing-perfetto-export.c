@@ -200,7 +200,8 @@ px_descriptors(struct px_ctx *c, sqlite3 *db)
 	sqlite3_stmt *s = NULL;
 	int ret = 0, sr;
 
-	if (sqlite3_prepare_v2(db, "SELECT id, key, name FROM devices", -1, &s, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db, "SELECT id, key, name, label FROM devices", -1, &s, NULL) !=
+	    SQLITE_OK)
 		goto sqlerr;
 	while ((sr = sqlite3_step(s)) == SQLITE_ROW) {
 		PfPacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
@@ -208,6 +209,7 @@ px_descriptors(struct px_ctx *c, sqlite3 *db)
 		Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
 		int64_t id = sqlite3_column_int64(s, 0);
 		const char *key = (const char *)sqlite3_column_text(s, 1);
+		char *label = (char *)sqlite3_column_text(s, 3);
 		long long pid;
 
 		d.has_uuid = 1;
@@ -216,6 +218,10 @@ px_descriptors(struct px_ctx *c, sqlite3 *db)
 		pd.pid = (key && sscanf(key, "pid:%lld", &pid) == 1) ? (int32_t)pid :
 			 (int32_t)(1000000 + id);
 		pd.process_name = (char *)sqlite3_column_text(s, 2);
+		if (label && *label) {	/* the labels as read, joined: one comes back the same */
+			pd.n_process_labels = 1;
+			pd.process_labels = &label;
+		}
 		d.process = &pd;
 		p.track_descriptor = &d;
 		if (!c->packets) {

@@ -100,6 +100,7 @@ struct pf_track {
 
 struct pf_proc {
 	char *name;
+	char *label;		/* process_labels joined, kept until the device exists */
 	int dev;
 	int64_t sort;
 	bool has_sort;
@@ -368,6 +369,8 @@ pf_device_for(struct pf_ctx *c, struct pf_track *t)
 		snprintf(name, sizeof(name), "Process %" PRId64, pid);
 		p->dev = st_device(c->w, key, ST_DEV_PROCESS, p->name ? p->name : name);
 		st_device_set_sort(c->w, p->dev, p->has_sort ? p->sort : pid);
+		if (p->label)
+			st_device_set_label(c->w, p->dev, p->label);
 	}
 	return p->dev;
 }
@@ -464,14 +467,17 @@ pf_process_desc(struct pf_ctx *c, const Perfetto__Protos__ProcessDescriptor *pd)
 		if (p->dev)
 			st_device_set_sort(c->w, p->dev, p->sort);
 	}
-	if (pd->n_process_labels && p->dev) {
+	/* the descriptor most often comes before the process's first event */
+	if (pd->n_process_labels) {
 		struct tc_buf b;
 		size_t i;
 
 		tc_buf_init(&b);
 		for (i = 0; i < pd->n_process_labels; i++)
 			tc_buf_printf(&b, "%s%s", i ? ", " : "", pd->process_labels[i]);
-		st_device_set_label(c->w, p->dev, b.data);
+		pf_set_str(&p->label, b.data);
+		if (p->dev)
+			st_device_set_label(c->w, p->dev, b.data);
 		tc_buf_free(&b);
 	}
 }
@@ -1892,6 +1898,7 @@ pf_ctx_free(struct pf_ctx *c)
 		struct pf_proc *p = (struct pf_proc *)(uintptr_t)v;
 
 		free(p->name);
+		free(p->label);
 		free(p);
 	}
 	pf_map_free(&c->seqs);

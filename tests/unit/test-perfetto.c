@@ -125,6 +125,7 @@ build_trace(struct tc_buf *b)
 	Perfetto__Protos__DebugAnnotation db2 = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
 	Perfetto__Protos__DebugAnnotation *annots[2] = { &da, &db2 };
 	uint64_t cat_iids[1] = { 1 }, flow[1] = { 77 };
+	char *plabels[2] = { "gpu", "rank 0" };
 	/* unknown TracePacket field 1 (ftrace_events) and a TrackEvent extension 1000 */
 	static const uint8_t ftrace[] = { 0x0a, 0x02, 0x08, 0x01 };
 	static const uint8_t ext[] = { 0x5a, 0x03, 0xc0, 0x3e, 0x01 };
@@ -142,6 +143,9 @@ build_trace(struct tc_buf *b)
 	pd.has_pid = 1;
 	pd.pid = 42;
 	pd.process_name = "proc";
+	/* labels on a descriptor that comes before the process's first event */
+	pd.n_process_labels = 2;
+	pd.process_labels = plabels;
 	td.process = &pd;
 	p.track_descriptor = &td;
 	put(b, &p, ftrace, sizeof(ftrace));
@@ -383,6 +387,8 @@ check_store(const char *path, const char *what)
 	is_q(db, "SELECT u.name, u.kind, d.name FROM events e JOIN units u ON u.id = e.unit "
 	     "JOIN devices d ON d.id = u.device_id JOIN strings s ON s.id = e.name "
 	     "WHERE s.s = 'outer'", "main|3|proc", N("thread unit under its process device"));
+	is_q(db, "SELECT label FROM devices WHERE name = 'proc'", "gpu, rank 0",
+	     N("process_labels of a descriptor before the first event: the device's label"));
 	is_q(db, "SELECT e.ts, e.value, u.name, u.kind FROM events e JOIN units u ON u.id = e.unit "
 	     "WHERE e.kind = 2", "5000041000|100.0|bytes|5", N("counter on its counter unit"));
 	is_q(db, "SELECT e.ts, s.s FROM events e JOIN strings s ON s.id = e.name WHERE e.kind = 1 "
