@@ -361,7 +361,7 @@ us_to_ns_double(const char *p, size_t n, int64_t *out)
 	memcpy(tmp, p, n);
 	tmp[n] = '\0';
 	d = strtod(tmp, NULL) * 1000.0;
-	if (!(d > -9.2e18 && d < 9.2e18))
+	if (!(d > -9e18 && d < 9e18))	/* the plain form's bound: under 9e15 µs */
 		return -ERANGE;
 	*out = llround(d);
 	return 0;

@@ -1178,7 +1178,7 @@ handle_event(struct jreader *r, const struct jev *e, uint64_t index, uint64_t of
 {
 	int64_t ts = 0, dur = 0, seq;
 	uint32_t name, cat;
-	int ti, di, ret, ph1, phase, sk;
+	int ti, di, ret, ph1, phase, sk, rc;
 	bool need_ts;
 
 	if (e->ph.type != IJ_STR || e->ph.n < 1) {
@@ -1221,8 +1221,9 @@ handle_event(struct jreader *r, const struct jev *e, uint64_t index, uint64_t of
 			count_bad(r, index, off, "missing ts");
 			return 0;
 		}
-		if (time_val(&e->ts, &ts)) {
-			count_bad(r, index, off, "ts is not a number");
+		if ((rc = time_val(&e->ts, &ts))) {
+			count_bad(r, index, off, rc == -ERANGE ? "ts is out of range (beyond "
+				  "9e15 us)" : "ts is not a number");
 			return 0;
 		}
 	}
@@ -1245,8 +1246,9 @@ handle_event(struct jreader *r, const struct jev *e, uint64_t index, uint64_t of
 			push_open_thread(r, &r->unfinished, e, ti, ts, name, cat);
 			return 0;
 		}
-		if (time_val(&e->dur, &dur)) {
-			count_bad(r, index, off, "dur is not a number");
+		if ((rc = time_val(&e->dur, &dur))) {
+			count_bad(r, index, off, rc == -ERANGE ? "dur is out of range (beyond "
+				  "9e15 us)" : "dur is not a number");
 			return 0;
 		}
 		if (dur < 0) {

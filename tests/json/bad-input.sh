@@ -66,4 +66,15 @@ is "$(jget "$T/mf.json" "j['unmatched']")" 1 "the unfinished X is counted unmatc
 is "$(jget "$T/mf.json" "j['instants']")" 1 "1 good instant kept"
 is "$(jget "$T/mf.json" "j.get('first_bad_event', '')")" "event 2 at byte 150: missing ph" \
    "first bad event named with index and byte"
+
+# Times beyond 9e15 us are bad events, written plainly or with an exponent, and say so.
+printf '[{"ph":"X","name":"a","ts":9.1e15,"dur":1,"pid":1,"tid":1},
+{"ph":"X","name":"b","ts":9100000000000000,"dur":1,"pid":1,"tid":1},
+{"ph":"X","name":"c","ts":1,"dur":9.5E15,"pid":1,"tid":1},
+{"ph":"X","name":"d","ts":8.9e15,"dur":1,"pid":1,"tid":1}]' >"$T/far.json"
+"$NX" ingest --data "$T/d" --json "$T/far.json" >"$T/far.out" 2>&1
+ok $? "a trace with far times ingests"
+is "$(jget "$T/far.out" "j['bad_events'], j['slices'], j['first_bad_event']")" \
+   "3 1 event 0 at byte 1: ts is out of range (beyond 9e15 us)" \
+   "9.1e15, 9100000000000000 and dur 9.5E15: bad, out of range; 8.9e15 kept"
 done_testing

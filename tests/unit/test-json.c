@@ -42,6 +42,14 @@ test_numbers(void)
 		{ "abc", -EINVAL, 0 },
 		{ "99999999999999999999", -ERANGE, 0 },
 		{ "1e300", -ERANGE, 0 },
+		/* the same bound, under 9e15 µs, written plainly or with an exponent */
+		{ "8999999999999999", 0, INT64_C(8999999999999999000) },
+		{ "8.9e15", 0, INT64_C(8900000000000000000) },
+		{ "-8.9e15", 0, -INT64_C(8900000000000000000) },
+		{ "9000000000000000", -ERANGE, 0 },
+		{ "9e15", -ERANGE, 0 },
+		{ "9.1e15", -ERANGE, 0 },
+		{ "-9.1e15", -ERANGE, 0 },
 	};
 	size_t i;
 
