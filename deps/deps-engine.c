@@ -7,6 +7,7 @@
  * order.  Edges into one event are deduplicated (one per source and kind)
  * and labelled with the bytes or the semaphore condition that caused them.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -576,9 +577,9 @@ do_signal(struct deps_engine *e, const char *s, size_t len, bool unused)
 {
 	bool bad = len == 0;
 
+	/* what a wait's name may not hold either (deps_wait_parse_n()): one could never wait on it */
 	for (size_t i = 0; i < len && !bad; i++)
-		bad = s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '>' || s[i] == '=' ||
-		      s[i] == '\0';
+		bad = isspace((unsigned char)s[i]) || s[i] == '>' || s[i] == '=' || s[i] == '\0';
 	if (bad) {
 		report_bad(e, "signal", s, len);
 		return;

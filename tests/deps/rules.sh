@@ -87,6 +87,16 @@ is "$(jget "$T/ingest.json" "j['first_bad_access']")" 'event 2: bad access strin
 	"the first example is reported"
 is "$(edges "$id")" "good_w>bad_r:flow:A[0:4]" "the well-formed strings of a bad event still count"
 is "$(jget "$T/ingest.json" "j['slices']")" "5" "every event is kept"
+# a semaphore name with any white space (here a CR) is bad in a signal as in a wait,
+# not a signal that nothing can wait on
+printf '{"traceEvents":[
+{"name":"sig","ph":"X","ts":0,"dur":5,"pid":1,"tid":1,"args":{"signals":["T\\r","U"]}},
+{"name":"wt","ph":"X","ts":10,"dur":5,"pid":1,"tid":2,"args":{"waits":["T\\r>=1","U>=1"]}}]}' \
+	>"$T/ws.json"
+id=$(ingest_id "$T/ws.json")
+is "$(jget "$T/ingest.json" "j['bad_access'], ascii(j['first_bad_access'])")" \
+	"2 'event 1: bad signal \"T\r\"'" "a CR in a signal's name: bad, like in a wait's"
+is "$(edges "$id")" "sig>wt:order:U>=1" "the good semaphore still orders"
 
 # Bad command lines are rejected with a message.
 "$NX" deps --data "$T/d" "../etc" 1 2>"$T/err" >/dev/null
