@@ -143,6 +143,7 @@ struct jdev {
 	char *label;		/* from M process_labels */
 	bool has_sort;
 	int64_t sort;
+	int kind;		/* ST_DEV_*, decided by finish_names() for its threads */
 };
 
 /* A (pid, tid): a thread or stream. */
@@ -1611,6 +1612,7 @@ finish_names(struct jreader *r)
 		} else if (d->name) {
 			name = tc_xstrdup(d->name);
 		}
+		d->kind = kind;
 		st_device_set_kind(r->w, d->id, kind);
 		if (name)
 			st_device_set_name(r->w, d->id, name);
@@ -1629,9 +1631,8 @@ finish_names(struct jreader *r)
 
 		if (!t->unit)
 			continue;
-		gpu = d->id && (label_is(d->label, "GPU") || label_is(d->name, "GPU") ||
-				(d->gpu_cat && d->pid_int && d->pidnum >= 0 && d->pidnum < 4096) ||
-				(d->accel_cat && d->pid_int));
+		/* the threads of a GPU or accelerator are its streams, whichever rule found it */
+		gpu = d->id && (d->kind == ST_DEV_GPU || d->kind == ST_DEV_ACCEL);
 		if (gpu) {
 			st_unit_set_kind(r->w, t->unit, ST_UNIT_STREAM);
 			if (!t->name && t->tid_int) {

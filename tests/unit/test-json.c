@@ -778,6 +778,36 @@ test_async_ids(void)
 	e2e_close(&x);
 }
 
+/*
+ * The threads of an accelerator are its streams whichever rule found it: a
+ * label such as "MTIA 17", or mtia_* categories on a small integer pid; on a
+ * large pid those categories make neither.
+ */
+static void
+test_accel_streams(void)
+{
+	static const char doc[] = "["
+		"{\"ph\":\"M\",\"name\":\"process_labels\",\"pid\":5,\"args\":{\"labels\":\"MTIA 17\"}},"
+		"{\"ph\":\"X\",\"name\":\"a\",\"ts\":1,\"dur\":2,\"pid\":5,\"tid\":3},"
+		"{\"ph\":\"X\",\"name\":\"b\",\"ts\":1,\"dur\":2,\"pid\":6,\"tid\":3,"
+		"\"cat\":\"mtia_kernel\"},"
+		"{\"ph\":\"X\",\"name\":\"c\",\"ts\":1,\"dur\":2,\"pid\":5000,\"tid\":3,"
+		"\"cat\":\"mtia_kernel\"}]";
+	struct e2e x;
+
+	if (e2e_run(&x, doc, sizeof(doc) - 1)) {
+		ok(0, "accelerator ingest: %s", x.err.msg);
+		e2e_close(&x);
+		return;
+	}
+	IS_Q(x.db, "SELECT group_concat(n, ' ') FROM (SELECT s.s || ':' || d.kind || '/' || "
+	     "u.kind n FROM events e JOIN strings s ON s.id = e.name JOIN units u ON u.id = e.unit "
+	     "JOIN devices d ON d.id = u.device_id ORDER BY s.s)",
+	     "a:3/2 b:3/2 c:0/3",
+	     "accelerator by label or by category: its threads are streams; a large pid: neither");
+	e2e_close(&x);
+}
+
 static void
 test_offset(void)
 {
@@ -865,6 +895,7 @@ main(void)
 	test_e2e_errors();
 	test_bigdoc_chunks();
 	test_async_ids();
+	test_accel_streams();
 	test_offset();
 	test_progress();
 	return tap_done();
