@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
@@ -726,8 +727,9 @@ st_trace_version(const char *path)
  * or whose store file is gone (a backup restored without DATA/traces), go
  * back to the queue: the raw file is kept, so re-ingesting rebuilds them in
  * this build's layout.  One whose raw file is gone as well is marked failed
- * with why, not left "ready" with nothing to read.  Called with lib->lock
- * held.
+ * with why, not left "ready" with nothing to read.  A catalog that cannot
+ * be read through is said on stderr and the rest served.  Called with
+ * lib->lock held.
  */
 static int
 st_lib_requeue_old(struct st_library *lib, struct tc_err *err)
@@ -771,8 +773,9 @@ st_lib_requeue_old(struct st_library *lib, struct tc_err *err)
 			rc = tc_err_set(err, -EIO, "catalog: %s", sqlite3_errmsg(lib->cat));
 		sqlite3_reset(st);
 	}
-	if (!rc && sr != SQLITE_DONE)
-		rc = tc_err_set(err, -EIO, "catalog: %s", sqlite3_errmsg(lib->cat));
+	if (!rc && sr != SQLITE_DONE)	/* a damaged catalog: serve what reads */
+		fprintf(stderr, "neuron-explorer: catalog: cannot check every ready trace's store "
+			"(%s); starting with the others\n", sqlite3_errmsg(lib->cat));
 	sqlite3_finalize(s);
 	sqlite3_finalize(u);
 	sqlite3_finalize(f);

@@ -91,6 +91,8 @@ is "$?" 1 "damaged catalog: info exits 1"
 check "damaged catalog: info says why" grep -q '^neuron-explorer info: catalog: .*malformed' "$T/info.err"
 srv_start "$T/c"
 ok $? "server starts on the damaged catalog"
+check "... and says it could not check every trace" \
+	grep -q "catalog: cannot check every ready trace's store" "$T/srv.err"
 is "$(req GET "/api/traces?limit=500")" 500 "damaged catalog: the library list answers 500"
 check "damaged catalog: the error says so" grep -q '"error":"internal".*catalog: .*malformed' "$T/body"
 srv_stop
