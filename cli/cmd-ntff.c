@@ -105,13 +105,17 @@ ntff_verify(struct ntff_reader *r, const char *path)
 		struct tc_err e = { 0 };
 
 		if (ntff_check(r, i, &e) < 0) {
-			fprintf(stderr, "neuron-explorer: %s\n", e.msg);
+			/* the scan's message on the section it stopped at says more */
+			if (i + 1 == n && ntff_damage_listed(r))
+				fprintf(stderr, "neuron-explorer: %s: %s\n", path, ntff_damage(r));
+			else
+				fprintf(stderr, "neuron-explorer: %s\n", e.msg);
 			bad++;
 		} else {
 			ok++;
 		}
 	}
-	if (ntff_damage(r)) {
+	if (ntff_damage(r) && !ntff_damage_listed(r)) {	/* a header it could not trust */
 		fprintf(stderr, "neuron-explorer: %s: %s\n", path, ntff_damage(r));
 		bad++;
 	}

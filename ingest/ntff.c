@@ -361,6 +361,7 @@ struct ntff_reader {
 	struct ntff_section *secs;
 	size_t n, cap;
 	char damage[300];	/* why the scan stopped early, "" when it reached EOF */
+	bool damage_listed;	/* it stopped at the last listed section (incomplete, truncated) */
 };
 
 static struct ntff_section *
@@ -458,12 +459,14 @@ ntff_open(struct ntff_reader **rp, const char *path, struct tc_err *err)
 		}
 		if (s->stored_len == UINT64_MAX) {
 			s->status = NTFF_ST_INCOMPLETE;
+			r->damage_listed = true;
 			snprintf(r->damage, sizeof(r->damage), "section \"%s\" at byte %" PRIu64
 				 " was never completed (writer stopped)", s->name, off);
 			break;
 		}
 		if (s->data_offset + s->stored_len > r->size) {
 			s->status = NTFF_ST_TRUNCATED;
+			r->damage_listed = true;
 			snprintf(r->damage, sizeof(r->damage), "section \"%s\" at byte %" PRIu64
 				 " is truncated: %" PRIu64 " payload bytes announced, %" PRIu64
 				 " present", s->name, off, s->stored_len, r->size - s->data_offset);
@@ -512,6 +515,12 @@ const char *
 ntff_damage(const struct ntff_reader *r)
 {
 	return r->damage[0] ? r->damage : NULL;
+}
+
+bool
+ntff_damage_listed(const struct ntff_reader *r)
+{
+	return r->damage[0] && r->damage_listed;
 }
 
 void

@@ -104,6 +104,12 @@ size_t ntff_count(const struct ntff_reader *r);
 const struct ntff_section *ntff_section(const struct ntff_reader *r, size_t i);
 /** ntff_damage - why the scan stopped before the end of the file, or NULL. */
 const char *ntff_damage(const struct ntff_reader *r);
+/**
+ * ntff_damage_listed - whether the scan stopped at a section it lists (the
+ * last one: incomplete or truncated), so that reading that section reports
+ * the same damage; false when it stopped at a header it could not trust.
+ */
+bool ntff_damage_listed(const struct ntff_reader *r);
 void ntff_version(const struct ntff_reader *r, unsigned *major, unsigned *minor);
 /** ntff_find - index of the first section named @name, -1 when none. */
 int ntff_find(const struct ntff_reader *r, const char *name);
