@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <jansson.h>
@@ -271,6 +272,48 @@ json_t *srv_trace_json(struct srv *s, const char *id, int *code);
 /* srv-trace.c: one trace's contents */
 enum MHD_Result srv_trace_dispatch(struct srv_req *r, const char *id, const char *what,
 				   const char *rest);
+
+/*
+ * The first failed read of an answer (a damaged store: a chunk that does not
+ * decode), kept with the store's message of that moment, so that the answer
+ * is an error and not what was read before or after it.
+ */
+struct srv_rd_err {
+	int rc;			/* SQLITE_OK: none */
+	char msg[256];
+};
+
+/* sqlite3_step(@st), a failure noted in @e. */
+static inline int
+srv_rd_step(struct srv_rd_err *e, sqlite3_stmt *st)
+{
+	int rc = sqlite3_step(st);
+
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE && e->rc == SQLITE_OK) {
+		e->rc = rc;
+		snprintf(e->msg, sizeof(e->msg), "%s", sqlite3_errmsg(sqlite3_db_handle(st)));
+	}
+	return rc;
+}
+
+/* The units an answer covers, in display order. */
+struct unit_list {
+	int64_t *id, *first, *last;	/* first/last event id, 0 when none */
+	int *kind;
+	size_t n, cap;
+};
+
+/** srv_unit_list_push - append the unit of row @st: id (or @id when > 0), kind, first_event, last_event. */
+void srv_unit_list_push(struct unit_list *l, sqlite3_stmt *st, int64_t id);
+/** srv_unit_list_free - free @l's arrays (not @l). */
+void srv_unit_list_free(struct unit_list *l);
+
+/* srv-search.c */
+/**
+ * srv_search - GET /api/traces/ID/search?q=&limit=&offset= on connection @c,
+ * which it hands back to the pool.
+ */
+enum MHD_Result srv_search(struct srv_req *r, struct srv_pool_conn *c);
 
 /* srv-static.c */
 enum MHD_Result srv_static(struct srv_req *r, const char *url);

@@ -93,29 +93,6 @@ db_error(struct srv_req *r, struct srv_pool_conn *c)
 	return ret;
 }
 
-/*
- * The first failed read of an answer (a damaged store: a chunk that does not
- * decode), kept with the store's message of that moment, so that the answer
- * is an error and not what was read before or after it.
- */
-struct rd_err {
-	int rc;			/* SQLITE_OK: none */
-	char msg[256];
-};
-
-/* sqlite3_step(@st), a failure noted in @e. */
-static int
-rd_step(struct rd_err *e, sqlite3_stmt *st)
-{
-	int rc = sqlite3_step(st);
-
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE && e->rc == SQLITE_OK) {
-		e->rc = rc;
-		snprintf(e->msg, sizeof(e->msg), "%s", sqlite3_errmsg(sqlite3_db_handle(st)));
-	}
-	return rc;
-}
-
 /* ---- units ---- */
 
 #define UNIT_ORDER " ORDER BY d.sort IS NULL, d.sort, d.name, d.id, u.kind, u.sort IS NULL, " \
@@ -156,14 +133,8 @@ api_units(struct srv_req *r, struct srv_pool_conn *c)
 
 /* ---- unit lists ---- */
 
-struct unit_list {
-	int64_t *id, *first, *last;	/* first/last event id, 0 when none */
-	int *kind;
-	size_t n, cap;
-};
-
-static void
-unit_list_free(struct unit_list *l)
+void
+srv_unit_list_free(struct unit_list *l)
 {
 	free(l->id);
 	free(l->first);
@@ -171,9 +142,8 @@ unit_list_free(struct unit_list *l)
 	free(l->kind);
 }
 
-/* Append the unit of row @st: id (or @id when > 0), kind, first_event, last_event. */
-static void
-unit_list_push(struct unit_list *l, sqlite3_stmt *st, int64_t id)
+void
+srv_unit_list_push(struct unit_list *l, sqlite3_stmt *st, int64_t id)
 {
 	int col = id > 0 ? 0 : 1;
 
@@ -209,7 +179,7 @@ unit_list_get(struct srv_req *r, struct srv_pool_conn *c, struct unit_list *l)
 			return -1;
 		}
 		while (sqlite3_step(st) == SQLITE_ROW)
-			unit_list_push(l, st, 0);
+			srv_unit_list_push(l, st, 0);
 		sqlite3_finalize(st);
 		return 0;
 	}
@@ -245,14 +215,14 @@ unit_list_get(struct srv_req *r, struct srv_pool_conn *c, struct unit_list *l)
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, u);
 		if (sqlite3_step(st) == SQLITE_ROW)	/* unknown ids are skipped */
-			unit_list_push(l, st, u);
+			srv_unit_list_push(l, st, u);
 		if (!e)
 			break;
 		p = e + 1;
 	}
 	sqlite3_finalize(st);
 	if (rc < 0)
-		unit_list_free(l);
+		srv_unit_list_free(l);
 	return rc;
 }
 
@@ -302,7 +272,7 @@ struct tl {
 	sqlite3_stmt *depths, *prev, *win, *ts_at, *maxlevel, *sums, *suml, *str;
 	struct tl_name *names;
 	size_t ncap, nn;
-	struct rd_err err;
+	struct srv_rd_err err;
 };
 
 static void
@@ -404,7 +374,7 @@ tl_name(struct tl *t, uint32_t id)
  * >= @x; @hi + 1 when none.  One query with @ts_at (EV_LOWER_SQL): the
  * events module binary-searches the unit's chunks by time and decodes one. */
 static int64_t
-ev_lower(struct rd_err *e, sqlite3_stmt *ts_at, int64_t unit, int64_t lo, int64_t hi, int64_t x)
+ev_lower(struct srv_rd_err *e, sqlite3_stmt *ts_at, int64_t unit, int64_t lo, int64_t hi, int64_t x)
 {
 	int64_t id = hi + 1;
 
@@ -414,7 +384,7 @@ ev_lower(struct rd_err *e, sqlite3_stmt *ts_at, int64_t unit, int64_t lo, int64_
 	sqlite3_bind_int64(ts_at, 2, lo);
 	sqlite3_bind_int64(ts_at, 3, hi);
 	sqlite3_bind_int64(ts_at, 4, x);
-	if (rd_step(e, ts_at) == SQLITE_ROW)
+	if (srv_rd_step(e, ts_at) == SQLITE_ROW)
 		id = sqlite3_column_int64(ts_at, 0);
 	sqlite3_reset(ts_at);
 	return id;
@@ -494,7 +464,7 @@ tl_events(struct tl *t, int64_t unit, bool counter, int64_t start, int64_t px, b
 		return false;
 	ev = tc_xmalloc(cap * sizeof(*ev));
 	sqlite3_bind_int64(t->depths, 1, unit);
-	while (rd_step(&t->err, t->depths) == SQLITE_ROW) {
+	while (srv_rd_step(&t->err, t->depths) == SQLITE_ROW) {
 		int64_t d = sqlite3_column_int64(t->depths, 0);
 
 		if (nd == dcap) {
@@ -507,7 +477,7 @@ tl_events(struct tl *t, int64_t unit, bool counter, int64_t start, int64_t px, b
 		sqlite3_bind_int64(t->prev, 1, unit);
 		sqlite3_bind_int64(t->prev, 2, d);
 		sqlite3_bind_int64(t->prev, 3, start);
-		if (rd_step(&t->err, t->prev) == SQLITE_ROW) {
+		if (srv_rd_step(&t->err, t->prev) == SQLITE_ROW) {
 			int64_t ts = sqlite3_column_int64(t->prev, 1);
 			int64_t dur = sqlite3_column_int64(t->prev, 2);
 
@@ -538,7 +508,7 @@ tl_events(struct tl *t, int64_t unit, bool counter, int64_t start, int64_t px, b
 		}
 		sqlite3_bind_int64(t->win, 1, lo);
 		sqlite3_bind_int64(t->win, 2, hi);
-		while (n < nb + (size_t)(hi - lo) && rd_step(&t->err, t->win) == SQLITE_ROW) {
+		while (n < nb + (size_t)(hi - lo) && srv_rd_step(&t->err, t->win) == SQLITE_ROW) {
 			size_t a = 0, b = nd;
 
 			tl_ev_read(&ev[n], t->win);
@@ -674,7 +644,7 @@ tl_buckets(struct tl *t, struct srv_pool_conn *c, int64_t unit, bool counter, in
 
 	/* a unit's lowest level follows its own density (store/st-finish.c) */
 	sqlite3_bind_int64(t->maxlevel, 1, unit);
-	if (rd_step(&t->err, t->maxlevel) == SQLITE_ROW) {
+	if (srv_rd_step(&t->err, t->maxlevel) == SQLITE_ROW) {
 		level = sqlite3_column_int(t->maxlevel, 0);
 		maxlevel = sqlite3_column_int(t->maxlevel, 1);
 	}
@@ -721,7 +691,7 @@ tl_buckets(struct tl *t, struct srv_pool_conn *c, int64_t unit, bool counter, in
 		sqlite3_bind_int(t->sums, 2, level);
 		sqlite3_bind_int64(t->sums, 3, b0);
 		sqlite3_bind_int64(t->sums, 4, b1);
-		while (rd_step(&t->err, t->sums) == SQLITE_ROW) {
+		while (srv_rd_step(&t->err, t->sums) == SQLITE_ROW) {
 			srv_sums_read(&row, t->sums);
 			tl_bucket_add(t, &cur, &row, k, c->origin_ns, w, counter, &first);
 		}
@@ -808,7 +778,7 @@ api_timeline(struct srv_req *r, struct srv_pool_conn *c)
 	}
 	if (tl_prepare(c->db, &t) < 0) {
 		tl_free(&t);
-		unit_list_free(&ul);
+		srv_unit_list_free(&ul);
 		st_read_end(c->db);
 		return db_error(r, c);
 	}
@@ -829,7 +799,7 @@ api_timeline(struct srv_req *r, struct srv_pool_conn *c)
 	tc_jw_lit(&w, "]}");
 	tl_free(&t);
 	st_read_end(c->db);
-	unit_list_free(&ul);
+	srv_unit_list_free(&ul);
 	srv_pool_put(r->srv, c);
 	if (t.err.rc != SQLITE_OK) {	/* a damaged store: no partial window */
 		ret = srv_reply_error(r, 500, "internal", "trace store: %s", t.err.msg);
@@ -869,7 +839,7 @@ api_event(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 {
 	sqlite3_stmt *st = NULL;
 	struct tc_err err = { 0 };
-	struct rd_err rerr = { 0 };
+	struct srv_rd_err rerr = { 0 };
 	int64_t eid;
 	json_t *e, *args = NULL, *edges;
 	const char *atext;
@@ -892,7 +862,7 @@ api_event(struct srv_req *r, struct srv_pool_conn *c, const char *rest)
 		return db_error(r, c);
 	}
 	sqlite3_bind_int64(st, 1, eid);
-	if (rd_step(&rerr, st) != SQLITE_ROW) {
+	if (srv_rd_step(&rerr, st) != SQLITE_ROW) {
 		sqlite3_finalize(st);
 		st_read_end(c->db);
 		srv_pool_put(r->srv, c);
@@ -980,13 +950,13 @@ static bool
 event_exists(struct srv_req *r, sqlite3 *db, int64_t eid)
 {
 	sqlite3_stmt *st = NULL;
-	struct rd_err err = { 0 };
+	struct srv_rd_err err = { 0 };
 	bool ok = false;
 
 	if (sqlite3_prepare_v2(db, "SELECT 1 FROM events WHERE id = ?1", -1, &st, NULL) ==
 	    SQLITE_OK) {
 		sqlite3_bind_int64(st, 1, eid);
-		ok = rd_step(&err, st) == SQLITE_ROW;
+		ok = srv_rd_step(&err, st) == SQLITE_ROW;
 	} else {
 		err.rc = SQLITE_ERROR;
 		snprintf(err.msg, sizeof(err.msg), "%s", sqlite3_errmsg(db));
@@ -1076,239 +1046,6 @@ api_critical(struct srv_req *r, struct srv_pool_conn *c)
 	text = deps_critical_path_text(c->db, eid, start, end, kinds, (int)max_hops, (int)budget,
 				       &len, &err);
 	return deps_reply(r, c, text, len, &err);
-put:
-	srv_pool_put(r->srv, c);
-	return MHD_YES;
-}
-
-/* ---- search ---- */
-
-static void
-search_match(struct tc_jw *w, int64_t i, int64_t id, int64_t ts, int64_t dur, int64_t unit,
-	     const char *name)
-{
-	if (i)
-		tc_jw_lit(w, ",");
-	tc_jw_lit(w, "{\"id\":");
-	tc_jw_i64(w, id);
-	tc_jw_lit(w, ",\"ts\":");
-	tc_jw_i64(w, ts);
-	tc_jw_lit(w, ",\"dur\":");
-	tc_jw_i64(w, dur);
-	tc_jw_lit(w, ",\"unit\":");
-	tc_jw_i64(w, unit);
-	tc_jw_lit(w, ",\"name\":");
-	tc_jw_str(w, name);
-	tc_jw_lit(w, "}");
-}
-
-#define SEARCH_MERGE_CURSORS 256	/* at most this many statements open at once */
-
-/* The matches of one name in one unit, in id (= ts) order, from the name index. */
-struct search_cur {
-	sqlite3_stmt *st;
-	int64_t unit, id, ts, dur;
-	uint32_t name;
-	bool live;
-};
-
-static void
-search_cur_next(struct search_cur *k, struct rd_err *err)
-{
-	if (rd_step(err, k->st) != SQLITE_ROW) {
-		k->live = false;
-		return;
-	}
-	k->id = sqlite3_column_int64(k->st, 0);
-	k->ts = sqlite3_column_int64(k->st, 1);
-	k->dur = sqlite3_column_int64(k->st, 2);
-}
-
-/*
- * The page of matches ordered by (ts, id) by merging, for every unit and
- * every matching name, its events within the unit's ids (`name = ? AND id
- * BETWEEN`: the events module skips chunks by their name filter; a unit's
- * ids are in ts order): reads offset + limit matches,
- * where ORDER BY over all events reads and sorts every match.  Return 1
- * written, 0 too many units x names (the caller sorts), -1 store error.
- */
-static int
-search_merge(struct srv_pool_conn *c, const char *q, int64_t limit, int64_t offset,
-	     struct tc_jw *w, struct rd_err *err)
-{
-	struct unit_list ul = { 0 };
-	struct search_cur *cur = NULL;
-	sqlite3_stmt *ns = NULL, *str = NULL;
-	uint32_t *names = NULL;
-	const char **text = NULL;
-	size_t nn = 0, ncap = 0, ncur = 0;
-	int64_t want = offset + limit, seen = 0, out = 0;
-	int rc = 0;
-
-	if (sqlite3_prepare_v2(c->db, "SELECT id, s FROM strings WHERE instr(lower(s), "
-			       "lower(?1)) > 0", -1, &ns, NULL)) {
-		rc = -1;
-		goto out;
-	}
-	sqlite3_bind_text(ns, 1, q, -1, SQLITE_STATIC);
-	while (sqlite3_step(ns) == SQLITE_ROW && nn <= SEARCH_MERGE_CURSORS) {
-		if (nn == ncap) {
-			ncap = ncap ? ncap * 2 : 16;
-			names = tc_xrealloc(names, ncap * sizeof(*names));
-			text = tc_xrealloc(text, ncap * sizeof(*text));
-		}
-		names[nn] = (uint32_t)sqlite3_column_int64(ns, 0);
-		text[nn++] = tc_xstrdup(sqlite3_column_text(ns, 1) ?
-					 (const char *)sqlite3_column_text(ns, 1) : "");
-	}
-	sqlite3_finalize(ns);
-	ns = NULL;
-	if (!nn || nn > SEARCH_MERGE_CURSORS)
-		goto out;
-	if (sqlite3_prepare_v2(c->db, "SELECT u.id, u.kind, u.first_event, u.last_event FROM "
-			       "units u", -1, &ns, NULL)) {
-		rc = -1;
-		goto out;
-	}
-	while (sqlite3_step(ns) == SQLITE_ROW)
-		unit_list_push(&ul, ns, 0);
-	if (ul.n * nn > SEARCH_MERGE_CURSORS)
-		goto out;
-	cur = tc_xcalloc(ul.n * nn, sizeof(*cur));
-	for (size_t i = 0; i < ul.n; i++) {
-		if (ul.first[i] <= 0 || ul.last[i] < ul.first[i])
-			continue;
-		for (size_t j = 0; j < nn; j++) {
-			struct search_cur *k = &cur[ncur++];
-
-			if (sqlite3_prepare_v2(c->db, "SELECT id, ts, dur FROM events WHERE name = ?1 "
-					       "AND id >= ?2 AND id <= ?3 ORDER BY id", -1, &k->st,
-					       NULL)) {
-				rc = -1;
-				goto out;
-			}
-			sqlite3_bind_int64(k->st, 1, names[j]);
-			sqlite3_bind_int64(k->st, 2, ul.first[i]);
-			sqlite3_bind_int64(k->st, 3, ul.last[i]);
-			k->unit = ul.id[i];
-			k->name = (uint32_t)j;	/* index into text[] */
-			k->live = true;
-			search_cur_next(k, err);
-		}
-	}
-	while (seen < want) {
-		struct search_cur *m = NULL;
-
-		for (size_t i = 0; i < ncur; i++)
-			if (cur[i].live && (!m || cur[i].ts < m->ts ||
-					    (cur[i].ts == m->ts && cur[i].id < m->id)))
-				m = &cur[i];
-		if (!m)
-			break;
-		if (seen++ >= offset)
-			search_match(w, out++, m->id, m->ts, m->dur, m->unit, text[m->name]);
-		search_cur_next(m, err);
-	}
-	rc = err->rc == SQLITE_OK ? 1 : -1;
-out:
-	for (size_t i = 0; i < ncur; i++)
-		sqlite3_finalize(cur[i].st);
-	free(cur);
-	for (size_t j = 0; j < nn; j++)
-		free((char *)text[j]);
-	free(text);
-	free(names);
-	sqlite3_finalize(ns);
-	sqlite3_finalize(str);
-	unit_list_free(&ul);
-	return rc;
-}
-
-static enum MHD_Result
-api_search(struct srv_req *r, struct srv_pool_conn *c)
-{
-	const char *q = srv_arg(r, "q");
-	int64_t limit = 100, offset = 0, total = 0;
-	sqlite3_stmt *st = NULL;
-	struct tc_jw w = { 0 };
-	int64_t n = 0;
-	char *key, *text;
-	size_t len = 0;
-	struct rd_err err = { 0 };
-
-	if (!q || !*q || strlen(q) > 256) {
-		srv_reply_error(r, 400, "bad_param", "q must be 1 to 256 bytes");
-		goto put;
-	}
-	if (srv_arg_i64(r, "limit", &limit, 0, SRV_LIST_MAX) < 0 ||
-	    srv_arg_i64(r, "offset", &offset, 0, INT64_C(1) << 40) < 0)
-		goto put;
-	st_read_begin(c->db);
-#define MATCH "e.name IN (SELECT id FROM strings WHERE instr(lower(s), lower(?1)) > 0)"
-	/* the count reads every match: remembered for the next pages */
-	key = tc_arena_alloc(&r->arena, ST_ID_LEN + 16 + strlen(q));
-	sprintf(key, "%s|search-total|%s", c->key, q);
-	text = srv_cache_get(&r->srv->cache, key, &len);
-	if (text) {
-		if (tc_parse_i64(text, &total) < 0)
-			total = 0;
-		free(text);
-	} else {
-		char num[24];
-
-		if (sqlite3_prepare_v2(c->db, "SELECT COUNT(*) FROM events e WHERE " MATCH, -1,
-				       &st, NULL))
-			goto dberr;
-		sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
-		if (rd_step(&err, st) == SQLITE_ROW)
-			total = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-		st = NULL;
-		if (err.rc != SQLITE_OK)
-			goto dberr;	/* not a count to remember */
-		snprintf(num, sizeof(num), "%lld", (long long)total);
-		srv_cache_put(&r->srv->cache, key, num, strlen(num));
-	}
-	tc_jw_lit(&w, "{\"total\":");
-	tc_jw_i64(&w, total);
-	tc_jw_lit(&w, ",\"matches\":[");
-	if (offset < total && limit > 0) {
-		int m = search_merge(c, q, limit, offset, &w, &err);
-
-		if (m < 0)
-			goto dberr;
-		if (m == 0) {
-			if (sqlite3_prepare_v2(c->db, "SELECT e.id, e.ts, e.dur, e.unit, s.s FROM "
-					       "events e JOIN strings s ON s.id = e.name WHERE "
-					       MATCH " ORDER BY e.ts, e.id LIMIT ?2 OFFSET ?3", -1,
-					       &st, NULL))
-				goto dberr;
-			sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
-			sqlite3_bind_int64(st, 2, limit);
-			sqlite3_bind_int64(st, 3, offset);
-			while (rd_step(&err, st) == SQLITE_ROW)
-				search_match(&w, n++, sqlite3_column_int64(st, 0),
-					     sqlite3_column_int64(st, 1),
-					     sqlite3_column_int64(st, 2),
-					     sqlite3_column_int64(st, 3),
-					     (const char *)sqlite3_column_text(st, 4));
-			sqlite3_finalize(st);
-			if (err.rc != SQLITE_OK)
-				goto dberr;
-		}
-	}
-#undef MATCH
-	st_read_end(c->db);
-	srv_pool_put(r->srv, c);
-	tc_jw_lit(&w, "]}");
-	srv_reply_text(r, 200, w.p, w.len);
-	tc_jw_free(&w);
-	return MHD_YES;
-dberr:
-	tc_jw_free(&w);
-	srv_reply_error(r, 500, "internal", "trace store: %s",
-			err.rc != SQLITE_OK ? err.msg : sqlite3_errmsg(c->db));
-	st_read_end(c->db);
 put:
 	srv_pool_put(r->srv, c);
 	return MHD_YES;
@@ -1433,7 +1170,7 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 	struct sum_scan ss;
 	const char *sql_only = getenv("NX_SUMMARY_SQL"), *us = srv_arg(r, "units");
 	size_t k = 0, len = 0;
-	struct rd_err err = { 0 };
+	struct srv_rd_err err = { 0 };
 	char *key, *text;
 
 	if (window_get(r, c, &start, &end) < 0 ||
@@ -1477,7 +1214,7 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 		hi = lo > last ? lo : ev_lower(&err, ts_at, ul.id[i], lo, last, end);
 		sqlite3_reset(dq);
 		sqlite3_bind_int64(dq, 1, ul.id[i]);
-		while (rd_step(&err, dq) == SQLITE_ROW) {
+		while (srv_rd_step(&err, dq) == SQLITE_ROW) {
 			int64_t d = sqlite3_column_int64(dq, 0);
 			int64_t maxdur = sqlite3_column_int64(dq, 1);
 
@@ -1493,7 +1230,7 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 			sqlite3_bind_int64(eq, 2, d);
 			sqlite3_bind_int64(eq, 3, start - maxdur);
 			sqlite3_bind_int64(eq, 4, start);
-			while (rd_step(&err, eq) == SQLITE_ROW)
+			while (srv_rd_step(&err, eq) == SQLITE_ROW)
 				sum_add(&m, (uint32_t)sqlite3_column_int64(eq, 0),
 					sqlite3_column_int64(eq, 1), sqlite3_column_int64(eq, 2),
 					sqlite3_column_int64(eq, 3));
@@ -1509,7 +1246,7 @@ api_summary(struct srv_req *r, struct srv_pool_conn *c)
 		sqlite3_bind_int64(scan, 1, ss.next);
 		sqlite3_bind_int64(scan, 2, hi);
 		if (hi > ss.next && err.rc == SQLITE_OK)
-			while (rd_step(&err, scan) == SQLITE_ROW)
+			while (srv_rd_step(&err, scan) == SQLITE_ROW)
 				sum_event(&ss, (uint32_t)sqlite3_column_int64(scan, 0),
 					  sqlite3_column_int64(scan, 1),
 					  sqlite3_column_int(scan, 2));
@@ -1570,7 +1307,7 @@ out:
 	st_read_end(c->db);
 	tc_jw_free(&w);
 	free(m.rows);
-	unit_list_free(&ul);
+	srv_unit_list_free(&ul);
 put:
 	srv_pool_put(r->srv, c);
 	return MHD_YES;
@@ -1598,7 +1335,7 @@ srv_trace_dispatch(struct srv_req *r, const char *id, const char *what, const ch
 	if (!strcmp(what, "critical-path"))
 		return api_critical(r, c);
 	if (!strcmp(what, "search"))
-		return api_search(r, c);
+		return srv_search(r, c);
 	if (!strcmp(what, "summary"))
 		return api_summary(r, c);
 	srv_pool_put(r->srv, c);

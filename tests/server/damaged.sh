@@ -4,7 +4,7 @@
 # blob cut short, as a bad disk or an interrupted copy might leave it): every
 # read that needs the chunk answers 500 `internal` with the store's message
 # naming it, with the server's direct reads and through SQL only
-# (NX_SUMMARY_SQL=1, NX_DEPS_SQL=1), never an answer or an export without
+# (NX_SUMMARY_SQL=1, NX_DEPS_SQL=1, NX_SEARCH_SQL=1), never an answer or an export without
 # its events;
 # reads that do not need it still answer, and the library still lists it.
 . "$NX_SRCDIR/tests/lib.sh"
@@ -39,7 +39,7 @@ bad() { # NAME PATH [CODE]: 500 CODE (internal) naming the damaged chunk
 }
 for mode in direct sql; do
 	if [ $mode = sql ]; then
-		NX_SUMMARY_SQL=1 NX_DEPS_SQL=1 srv_start "$T/d"
+		NX_SUMMARY_SQL=1 NX_DEPS_SQL=1 NX_SEARCH_SQL=1 srv_start "$T/d"
 	else
 		srv_start "$T/d"
 	fi
