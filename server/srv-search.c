@@ -357,17 +357,25 @@ struct hit {
 
 struct page_scan {
 	const struct name_set *s;
-	struct hit *v;
+	struct hit *v;		/* kept matches: at most 2 * want after each unit */
 	size_t n, cap;
-	size_t want, got;	/* of the unit being read */
+	size_t want, got;	/* got: of the unit being read */
+	bool cut;		/* @last is the want-th match so far: later ones can stop */
+	struct hit last;
 	int64_t unit, next;	/* the id after the last one read */
 };
 
-/* Keep the event when its name matches; non-zero once the unit gave enough. */
+/*
+ * Keep the event when its name matches; non-zero once the unit gave enough
+ * or reached past the want-th match kept so far (a unit's ids are in ts
+ * order: the rest of it comes later still).
+ */
 static int
 page_event(struct page_scan *k, int64_t id, int64_t ts, int64_t dur, int64_t name)
 {
 	k->next = id + 1;
+	if (k->cut && (ts > k->last.ts || (ts == k->last.ts && id > k->last.id)))
+		return 1;
 	if (name < 0 || name > UINT32_MAX || !name_set_has(k->s, (uint32_t)name))
 		return 0;
 	if (k->n == k->cap) {
@@ -397,7 +405,9 @@ hit_cmp(const void *a, const void *b)
 /*
  * The page of matches ordered by (ts, id): from each unit its first
  * offset + limit matches in id (= ts) order, read straight from the store
- * (SQL from where that stops), then sorted together.  Return 1 written, 0
+ * (SQL from where that stops), then sorted together; whenever twice that
+ * many are kept, only the first offset + limit stay, and the next units
+ * stop at the last of those.  Return 1 written, 0
  * not for this page (past SEARCH_SCAN_MAX, no direct reads), -1 store error.
  */
 static int
@@ -430,16 +440,24 @@ search_scan(struct srv_pool_conn *c, const struct name_set *s, int64_t limit, in
 		k.next = ul.first[i];
 		k.want = (size_t)want;
 		k.got = 0;
-		if (st_conn_scan(sc, ul.first[i], ul.last[i] + 1, page_ev, &k) > 0)
-			continue;	/* enough from this unit */
-		sqlite3_reset(rest);
-		sqlite3_bind_int64(rest, 1, k.next);
-		sqlite3_bind_int64(rest, 2, ul.last[i]);
-		while (k.next <= ul.last[i] && srv_rd_step(err, rest) == SQLITE_ROW)
-			if (page_event(&k, sqlite3_column_int64(rest, 0),
-				       sqlite3_column_int64(rest, 1), sqlite3_column_int64(rest, 2),
-				       sqlite3_column_int64(rest, 3)))
-				break;
+		/* straight from the chunks; SQL from where that stopped on a bad one */
+		if (st_conn_scan(sc, ul.first[i], ul.last[i] + 1, page_ev, &k) <= 0) {
+			sqlite3_reset(rest);
+			sqlite3_bind_int64(rest, 1, k.next);
+			sqlite3_bind_int64(rest, 2, ul.last[i]);
+			while (k.next <= ul.last[i] && srv_rd_step(err, rest) == SQLITE_ROW)
+				if (page_event(&k, sqlite3_column_int64(rest, 0),
+					       sqlite3_column_int64(rest, 1),
+					       sqlite3_column_int64(rest, 2),
+					       sqlite3_column_int64(rest, 3)))
+					break;
+		}
+		if (k.n >= 2 * k.want) {	/* keep the first want: memory stays bounded */
+			qsort(k.v, k.n, sizeof(*k.v), hit_cmp);
+			k.n = k.want;
+			k.last = k.v[k.n - 1];
+			k.cut = true;
+		}
 	}
 	if (err->rc != SQLITE_OK) {
 		rc = -1;
