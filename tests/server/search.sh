@@ -23,13 +23,7 @@ set -- "$NX_SRCDIR/tests/data/server/basic.json" "$NX_SRCDIR/tests/data/perfetto
 if [ -n "$SHARED" ]; then
 	set -- "$@" "$SHARED/hta_simple_add_a100.json.gz" "$SHARED/mspt_chrome_gzipped.pftrace"
 fi
-: >"$T/ids"
-for f in "$@"; do
-	"$NX" ingest --data "$T/d" --json "$f" >"$T/ing.json" 2>"$T/ing.err" ||
-		{ ok 1 "ingest $(basename "$f")"; cat "$T/ing.err"; continue; }
-	echo "$(jget "$T/ing.json" 'j["id"]') $(basename "$f")" >>"$T/ids"
-done
-is "$(wc -l <"$T/ids" | tr -d ' ')" "$#" "every trace ingests"
+srv_ingest_all "$T/d" "$@"
 
 # queries ID: the searches asked of trace ID, a query string a line
 queries() {
@@ -47,33 +41,6 @@ for q in qs:
 EOF
 }
 
-# answers DIR: every trace's searches into DIR, named by trace and query number
-answers() {
-	mkdir -p "$1"
-	while read -r id name; do
-		queries "$id" >"$T/q.$id"
-		i=0
-		while IFS= read -r q; do
-			i=$((i + 1))
-			code=$(curl -s -o "$1/$id.$i" -w '%{http_code}' "$URL/api/traces/$id/search?$q")
-			[ "$code" = 200 ] || echo "$name: search?$q answered $code" >>"$T/bad"
-		done <"$T/q.$id"
-	done <"$T/ids"
-}
-
-# same DIR1 DIR2 WHAT: the answers in both are the same bytes, trace by trace
-same() {
-	while read -r id name; do
-		differ="" n=0
-		for f in "$1/$id".*; do
-			n=$((n + 1))
-			cmp -s "$f" "$2/${f##*/}" || differ="$differ $(sed -n "${f##*.}p" "$T/q.$id")"
-		done
-		is "$n" "$(wc -l <"$T/q.$id" | tr -d ' ')" "$name: every search answered ($3)"
-		is "$differ" "" "$name: $3 = through SQL ($n searches)"
-	done <"$T/ids"
-}
-
 : >"$T/bad"
 srv_start "$T/d"
 ok $? "server starts"
@@ -87,17 +54,17 @@ check "generated trace, q=softmax: total and order = the file's" $CHK search "$G
 is "$(req GET "/api/traces/$GID/search?q=a&limit=1000")" 200 "a string most names contain"
 check "generated trace, q=a: total and order = the file's" \
 	$CHK search "$GEN" "$T/body" a
-answers "$T/direct"
+srv_answers "$T/direct" search
 srv_stop
 srv_start "$T/d" --cache-mb 0
 ok $? "server starts (answer cache off)"
-answers "$T/nocache"
+srv_answers "$T/nocache" search
 srv_stop
 NX_SEARCH_SQL=1 srv_start "$T/d"
 ok $? "server starts (SQL only)"
-answers "$T/sql"
+srv_answers "$T/sql" search
 srv_stop
 is "$(cat "$T/bad")" "" "every search answers 200"
-same "$T/direct" "$T/sql" "searches"
-same "$T/nocache" "$T/sql" "searches without the answer cache"
+srv_same "$T/direct" "$T/sql" "searches"
+srv_same "$T/nocache" "$T/sql" "searches without the answer cache"
 done_testing

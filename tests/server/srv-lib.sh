@@ -73,3 +73,45 @@ wait_status() {
 	echo "# status $_s, want $2"
 	return 1
 }
+# srv_answers DIR WHAT: for each "ID NAME" line of $T/ids, ask GET
+# /api/traces/ID/WHAT?Q for every line Q that the test's `queries ID` prints
+# (kept in $T/q.ID); the bodies go to DIR/ID.N (N: the query's line), and
+# any status but 200 to $T/bad
+srv_answers() {
+	mkdir -p "$1"
+	while read -r _sa_id _sa_name; do
+		queries "$_sa_id" >"$T/q.$_sa_id"
+		_sa_i=0
+		while IFS= read -r _sa_q; do
+			_sa_i=$((_sa_i + 1))
+			_sa_code=$(curl -s -o "$1/$_sa_id.$_sa_i" -w '%{http_code}' "$URL/api/traces/$_sa_id/$2?$_sa_q")
+			[ "$_sa_code" = 200 ] || echo "$_sa_name: $2?$_sa_q answered $_sa_code" >>"$T/bad"
+		done <"$T/q.$_sa_id"
+	done <"$T/ids"
+}
+# srv_same DIR1 DIR2 WHAT: per trace of $T/ids, every query has an answer in
+# DIR1 and it is the same bytes as in DIR2 (two tests each; the differing
+# queries are named)
+srv_same() {
+	while read -r _sa_id _sa_name; do
+		_sa_differ="" _sa_n=0
+		for _sa_f in "$1/$_sa_id".*; do
+			_sa_n=$((_sa_n + 1))
+			cmp -s "$_sa_f" "$2/${_sa_f##*/}" || _sa_differ="$_sa_differ $(sed -n "${_sa_f##*.}p" "$T/q.$_sa_id")"
+		done
+		is "$_sa_n" "$(wc -l <"$T/q.$_sa_id" | tr -d ' ')" "$_sa_name: every query answered ($3)"
+		is "$_sa_differ" "" "$_sa_name: $3 = through SQL ($_sa_n queries)"
+	done <"$T/ids"
+}
+# srv_ingest_all DATA FILE...: ingest each FILE into DATA with the CLI, an
+# "ID NAME" line each in $T/ids, then test that every one ingested
+srv_ingest_all() {
+	_sa_d=$1; shift
+	: >"$T/ids"
+	for _sa_f in "$@"; do
+		"$NX" ingest --data "$_sa_d" --json "$_sa_f" >"$T/ing.json" 2>"$T/ing.err" ||
+			{ sed 's/^/#   /' "$T/ing.err"; continue; }
+		echo "$(jget "$T/ing.json" 'j["id"]') $(basename "$_sa_f")" >>"$T/ids"
+	done
+	is "$(wc -l <"$T/ids" | tr -d ' ')" "$#" "every trace ingests"
+}

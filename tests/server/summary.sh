@@ -19,13 +19,7 @@ if [ -n "$SHARED" ]; then
 	set -- "$@" "$SHARED/hta_simple_add_a100.json.gz" "$SHARED/catapult_flow.json" \
 		"$SHARED/perfetto_difftest_track_event_counters.pb" "$SHARED/mspt_chrome_gzipped.pftrace"
 fi
-: >"$T/ids"
-for f in "$@"; do
-	"$NX" ingest --data "$T/d" --json "$f" >"$T/ing.json" 2>"$T/ing.err" ||
-		{ ok 1 "ingest $(basename "$f")"; cat "$T/ing.err"; continue; }
-	echo "$(jget "$T/ing.json" 'j["id"]') $(basename "$f")" >>"$T/ids"
-done
-is "$(wc -l <"$T/ids" | tr -d ' ')" "$#" "every trace ingests"
+srv_ingest_all "$T/d" "$@"
 
 # queries ID: the summary queries asked of trace ID, a line each
 queries() {
@@ -51,24 +45,10 @@ print("\n".join(q))
 EOF
 }
 
-# answers DIR: every trace's summaries into DIR, named by trace and query number
-answers() {
-	mkdir -p "$1"
-	while read -r id name; do
-		queries "$id" >"$T/q.$id"
-		i=0
-		while IFS= read -r q; do
-			i=$((i + 1))
-			code=$(curl -s -o "$1/$id.$i" -w '%{http_code}' "$URL/api/traces/$id/summary?$q")
-			[ "$code" = 200 ] || echo "$name: summary?$q answered $code" >>"$T/bad"
-		done <"$T/q.$id"
-	done <"$T/ids"
-}
-
 : >"$T/bad"
 srv_start "$T/d"
 ok $? "server starts (direct reads)"
-answers "$T/direct"
+srv_answers "$T/direct" summary
 # the same summary again: from the answer cache, the same bytes
 GID=$(sed -n 's/ gen.json$//p' "$T/ids")
 hits() { curl -s "$URL/metrics" | sed -n 's/^nx_answer_cache_hits_total //p'; }
@@ -79,17 +59,9 @@ check "... from the answer cache" test "$(hits)" -gt "$h0"
 srv_stop
 NX_SUMMARY_SQL=1 srv_start "$T/d"
 ok $? "server starts (SQL only)"
-answers "$T/sql"
+srv_answers "$T/sql" summary
 is "$(cat "$T/bad")" "" "every summary answers 200"
-while read -r id name; do
-	differ="" n=0
-	for f in "$T/direct/$id".*; do
-		n=$((n + 1))
-		cmp -s "$f" "$T/sql/${f##*/}" || differ="$differ ${f##*.}"
-	done
-	is "$n" "$(wc -l <"$T/q.$id" | tr -d ' ')" "$name: every query answered"
-	is "$differ" "" "$name: summaries from the chunks = through SQL ($n queries)"
-done <"$T/ids"
+srv_same "$T/direct" "$T/sql" "summaries from the chunks"
 srv_stop
 
 # the generated trace against the trace itself (whole span and a window)
