@@ -303,7 +303,10 @@ struct unit_list {
 	size_t n, cap;
 };
 
-/** srv_unit_list_push - append the unit of row @st: id (or @id when > 0), kind, first_event, last_event. */
+/**
+ * srv_unit_list_push - append the unit of row @st: its id (or @id when > 0),
+ * kind, first_event and last_event columns.
+ */
 void srv_unit_list_push(struct unit_list *l, sqlite3_stmt *st, int64_t id);
 /** srv_unit_list_free - free @l's arrays (not @l). */
 void srv_unit_list_free(struct unit_list *l);

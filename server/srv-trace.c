@@ -2,8 +2,8 @@
 /*
  * server/srv-trace.c - the endpoints over one trace's store: units, the
  * timeline window (events or summary buckets, bounded by px), one event with
- * its edges, dependency chains, the critical path, name search and the
- * per-name summary of a selection.  All SQL is prepared with bound
+ * its edges, dependency chains, the critical path and the per-name summary
+ * of a selection (name search: srv-search.c).  All SQL is prepared with bound
  * parameters; connections come from the read-only pool.
  *
  * Timeline window per unit: a unit's events have consecutive ids in ts
@@ -374,7 +374,8 @@ tl_name(struct tl *t, uint32_t id)
  * >= @x; @hi + 1 when none.  One query with @ts_at (EV_LOWER_SQL): the
  * events module binary-searches the unit's chunks by time and decodes one. */
 static int64_t
-ev_lower(struct srv_rd_err *e, sqlite3_stmt *ts_at, int64_t unit, int64_t lo, int64_t hi, int64_t x)
+ev_lower(struct srv_rd_err *e, sqlite3_stmt *ts_at, int64_t unit, int64_t lo, int64_t hi,
+	 int64_t x)
 {
 	int64_t id = hi + 1;
 
