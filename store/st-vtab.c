@@ -848,7 +848,8 @@ vt_names(struct vt_cur *k, sqlite3_value *list, bool *empty)
 		return SQLITE_OK;
 	}
 	*empty |= n == 0;
-	qsort(k->names, (size_t)n, sizeof(int64_t), vt_cmp_i64);
+	if (n > 1)	/* names is NULL when the list is empty */
+		qsort(k->names, (size_t)n, sizeof(int64_t), vt_cmp_i64);
 	k->nnames = n;
 	k->in_names = true;
 	return SQLITE_OK;
