@@ -1138,6 +1138,8 @@ out:
 	else if (tc_fsync_file(path) < 0)
 		rc = tc_err_set(err, -EIO, "%s: fsync failed", path);
 	st_fin_time(&f, "fsync");
+	if (f.t0)
+		st_pcache_report(stderr);
 	free(path);
 	return rc;
 }

@@ -17,6 +17,7 @@
 #define ST_STORE_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sqlite3.h>
@@ -384,6 +385,27 @@ int st_writer_add_edge_text(struct st_writer *w, int64_t src, int64_t dst, int k
 
 /** st_writer_db - the underlying connection (for deps/ during finish). */
 sqlite3 *st_writer_db(struct st_writer *w);
+
+/* ---- process-wide setup ---- */
+
+/**
+ * st_pcache_setup - give SQLite one pool of page buffers, backed by
+ * transparent huge pages, for all connections of the process
+ * (store/st-pcache.c says why).  Call before anything opens a database:
+ * SQLite takes the setting only before it is initialised.  NX_PAGE_POOL=0
+ * leaves SQLite's own allocation; NX_PAGE_POOL=N sets the slot count.
+ * Return: 0 (also when turned off); -EINVAL for a bad NX_PAGE_POOL;
+ * -EBUSY when SQLite was already initialised; -errno when mmap fails.
+ * The program runs correctly, only slower, on any error.
+ */
+int st_pcache_setup(void);
+
+/**
+ * st_pcache_report - one line on @f: slots in use now and at most, and
+ * the most page-cache memory that went past the pool.  For
+ * NX_STORE_TIMING=1.
+ */
+void st_pcache_report(FILE *f);
 
 /* ---- reading a finished trace (server, CLI) ---- */
 
