@@ -22,4 +22,11 @@ int cmd_critical_path(int argc, char **argv);	/* deps/deps-cmd.c */
 /** cli_default_data_dir - $NX_DATA, else $XDG_DATA_HOME/neuron-explorer, else ~/.local/share/neuron-explorer. */
 const char *cli_default_data_dir(void);
 
+/**
+ * cli_thp_reexec - exec this program again, same @argv (argv of main()), with
+ * glibc.malloc.hugetlb=1 added to GLIBC_TUNABLES, where that pays and is
+ * allowed (cli/cli-thp.c says when); returns when it does not exec.
+ */
+void cli_thp_reexec(char **argv);
+
 #endif /* CLI_CMDS_H */

@@ -3,35 +3,38 @@
  * cli/main.c - the neuron-explorer binary: dispatch to one subcommand.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "config.h"
 #include "cli/cmds.h"
+#include "store/store.h"
 
 struct cli_cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
+	bool heavy;		/* touches a trace's worth of memory: cli_thp_reexec() */
 };
 
 static int cmd_version(int argc, char **argv);
 static int cmd_help(int argc, char **argv);
 
 static const struct cli_cmd cli_cmds[] = {
-	{ "serve", cmd_serve, "run the trace server (library, upload, API, web UI)" },
-	{ "capture", cmd_capture, "run a workload with every profiling layer on, write run.ntff" },
-	{ "upload", cmd_upload, "send a trace file to a server" },
-	{ "env", cmd_env, "show the resolved capture config and per-layer variables" },
-	{ "ingest", cmd_ingest, "load trace files into the data directory" },
-	{ "info", cmd_info, "list the library, or show one trace" },
-	{ "sql", cmd_sql, "run read-only SQL against a trace (events as a table)" },
-	{ "convert", cmd_convert, "convert between JSON, Perfetto and .ntff" },
-	{ "ntff", cmd_ntff, "list, print, extract or verify .ntff sections" },
-	{ "deps", cmd_deps, "dependency edges and chains of an event" },
-	{ "critical-path", cmd_critical_path, "the critical path of a window or event" },
-	{ "version", cmd_version, "print the version" },
-	{ "help", cmd_help, "this list, or help on a command" },
+	{ "serve", cmd_serve, "run the trace server (library, upload, API, web UI)", true },
+	{ "capture", cmd_capture, "run a workload with every profiling layer on, write run.ntff", false },
+	{ "upload", cmd_upload, "send a trace file to a server", false },
+	{ "env", cmd_env, "show the resolved capture config and per-layer variables", false },
+	{ "ingest", cmd_ingest, "load trace files into the data directory", true },
+	{ "info", cmd_info, "list the library, or show one trace", false },
+	{ "sql", cmd_sql, "run read-only SQL against a trace (events as a table)", false },
+	{ "convert", cmd_convert, "convert between JSON, Perfetto and .ntff", true },
+	{ "ntff", cmd_ntff, "list, print, extract or verify .ntff sections", false },
+	{ "deps", cmd_deps, "dependency edges and chains of an event", false },
+	{ "critical-path", cmd_critical_path, "the critical path of a window or event", false },
+	{ "version", cmd_version, "print the version", false },
+	{ "help", cmd_help, "this list, or help on a command", false },
 };
 
 const char *
@@ -142,6 +145,12 @@ main(int argc, char **argv)
 	if (!c) {
 		fprintf(stderr, "neuron-explorer: unknown command '%s' (see 'neuron-explorer help')\n",
 			argv[1]);
+		return 2;
+	}
+	if (c->heavy)
+		cli_thp_reexec(argv);
+	if (st_pcache_setup() == -EINVAL) {
+		fprintf(stderr, "neuron-explorer: NX_PAGE_POOL must be a slot count, 0 to 1048576 (0: off)\n");
 		return 2;
 	}
 	return finish_stdout(c->fn(argc - 1, argv + 1));

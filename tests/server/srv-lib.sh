@@ -6,10 +6,11 @@ command -v curl >/dev/null 2>&1 || skip_all "curl not installed"
 PY=${PYTHON3:-/usr/bin/python3}
 SRV_PID=""
 URL=""
-srv_start() { # DATA [ARGS...]
+srv_start() { # DATA [ARGS...]; $SRV_ENV: env(1) words for the server
 	_d=$1; shift
 	: >"$T/srv.out"
-	"$NX" serve --listen 127.0.0.1:0 --data "$_d" "$@" >"$T/srv.out" 2>>"$T/srv.err" &
+	# shellcheck disable=SC2086 # SRV_ENV: words for env(1), VAR=VALUE or -u VAR
+	env ${SRV_ENV:-} "$NX" serve --listen 127.0.0.1:0 --data "$_d" "$@" >"$T/srv.out" 2>>"$T/srv.err" &
 	SRV_PID=$!
 	_i=0
 	while [ $_i -lt 100 ]; do

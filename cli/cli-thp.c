@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli/cli-thp.c - run the memory-heavy commands with glibc's malloc asking
+ * for transparent huge pages (cli_thp_reexec()).
+ *
+ * An ingest touches every page of its working set once: the seq map, the
+ * staged runs, the edge pages, SQLite's page cache, each fresh from the
+ * kernel.  With 4 KiB pages that is 125k page faults for the 1M-event
+ * dependency trace and 134k for the 500 MB Perfetto file (docs/
+ * benchmarks-deps.md, "Fourteenth round"); on a virtual machine a fault
+ * costs several microseconds.  glibc's tunable glibc.malloc.hugetlb=1
+ * (glibc 2.35 on) makes malloc madvise(MADV_HUGEPAGE) its heaps and large
+ * mappings, so that one fault maps 2 MiB where the kernel's THP mode is
+ * "madvise" (Debian's default).  Tunables are read once, when the program
+ * is loaded, hence the exec: the same program, arguments and process id,
+ * with the tunable added to GLIBC_TUNABLES.
+ *
+ * Skipped, and the command runs as it is, when NX_MALLOC_THP=0, when
+ * GLIBC_TUNABLES already says glibc.malloc.hugetlb (the user's choice
+ * stands), in the exec'd process itself (NX_THP_REEXEC, removed again at
+ * once), when the
+ * kernel's THP mode is not "madvise" ("always" needs no asking, "never"
+ * would refuse), under valgrind (whose tools would not follow the exec),
+ * or when the exec fails.
+ */
+#include <gnu/libc-version.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cli/cmds.h"
+
+#define CLI_THP_TUNABLE "glibc.malloc.hugetlb"
+/* set across the exec, so that the second process never execs again: glibc
+ * rewrites GLIBC_TUNABLES as it parses it, so it is no reliable marker */
+#define CLI_THP_AGAIN "NX_THP_REEXEC"
+
+/* True when the kernel hands out huge pages to regions that ask (mode "madvise"). */
+static bool
+cli_thp_madvise_mode(void)
+{
+	const char *path = getenv("NX_THP_SYSFS");	/* tests point it elsewhere */
+	char buf[128];
+	size_t n;
+	FILE *f;
+
+	f = fopen(path && *path ? path : "/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, "[madvise]") != NULL;
+}
+
+/* True for glibc 2.35 and later, which know the tunable. */
+static bool
+cli_thp_glibc_knows(void)
+{
+	int major = 0, minor = 0;
+
+	if (sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) != 2)
+		return false;
+	return major > 2 || (major == 2 && minor >= 35);
+}
+
+void
+cli_thp_reexec(char **argv)
+{
+	const char *on = getenv("NX_MALLOC_THP");
+	const char *tun = getenv("GLIBC_TUNABLES");
+	const char *pre = getenv("LD_PRELOAD");
+	char *old = NULL, *val = NULL;
+	char self[PATH_MAX];
+	ssize_t n;
+	size_t len;
+
+	if (getenv(CLI_THP_AGAIN)) {	/* we are the exec'd process */
+		unsetenv(CLI_THP_AGAIN);
+		return;
+	}
+	if (on && !strcmp(on, "0"))
+		return;
+	if (tun && strstr(tun, CLI_THP_TUNABLE))
+		return;
+	if (pre && strstr(pre, "vgpreload"))
+		return;
+	if (!cli_thp_glibc_knows() || !cli_thp_madvise_mode())
+		return;
+	len = (tun && *tun ? strlen(tun) + 1 : 0) + sizeof(CLI_THP_TUNABLE "=1");
+	val = malloc(len);
+	old = tun ? strdup(tun) : NULL;
+	if (!val || (tun && !old))
+		goto out;
+	if (tun && *tun)
+		snprintf(val, len, "%s:" CLI_THP_TUNABLE "=1", tun);
+	else
+		snprintf(val, len, CLI_THP_TUNABLE "=1");
+	/* the real path, not /proc/self/exe: that would name the process "exe" */
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0 || (size_t)n >= sizeof(self) - 1)
+		goto out;
+	self[n] = '\0';
+	if (setenv("GLIBC_TUNABLES", val, 1) < 0 || setenv(CLI_THP_AGAIN, "1", 1) < 0)
+		goto restore;
+	execv(self, argv);
+	/* deleted, not allowed: run as we are, and say nothing of it */
+restore:
+	unsetenv(CLI_THP_AGAIN);
+	if (old)
+		setenv("GLIBC_TUNABLES", old, 1);
+	else
+		unsetenv("GLIBC_TUNABLES");
+out:
+	free(old);
+	free(val);
+}
