@@ -34,21 +34,23 @@ size=$(wc -c <"$W/trace.json")
 
 # cpu seconds (user + sys) and wall seconds of an ingest into DIR over RUNS
 # runs: the least cpu, the least wall, the median cpu, the median wall
-# (the least is robust on a shared machine, the median says how noisy)
+# (the least is robust on a shared machine, the median says how noisy),
+# then the median minor page faults and peak RSS (MiB)
 cpu() {
 	dir=$1
 	shift
 	for _ in $(seq "$RUNS"); do
 		rm -rf "$dir"
-		/usr/bin/time -f "%U %S %e" -o "$W/time" "$@" --data "$dir" --json "$W/trace.json" \
+		/usr/bin/time -f "%U %S %e %R %M" -o "$W/time" "$@" --data "$dir" --json "$W/trace.json" \
 			>"$W/out" 2>"$W/err" || return 1
-		awk '{ printf "%.2f %.2f\n", $1 + $2, $3 }' "$W/time"
+		awk '{ printf "%.2f %.2f %d %d\n", $1 + $2, $3, $4, $5 }' "$W/time"
 	done >"$W/runs"
 	c=$(cut -d' ' -f1 "$W/runs" | sort -n)
 	w=$(cut -d' ' -f2 "$W/runs" | sort -n)
 	m=$(( (RUNS + 1) / 2 ))
 	echo "$(echo "$c" | head -1) $(echo "$w" | head -1) $(echo "$c" | sed -n ${m}p)" \
-	     "$(echo "$w" | sed -n ${m}p)"
+	     "$(echo "$w" | sed -n ${m}p) $(cut -d' ' -f3 "$W/runs" | sort -n | sed -n ${m}p)" \
+	     "$(( $(cut -d' ' -f4 "$W/runs" | sort -n | sed -n ${m}p) / 1024 ))"
 }
 # ms of wall time of one command, best of 5
 ms() {
@@ -62,13 +64,20 @@ ms() {
 }
 
 set -- $(NX_DEPS_DISABLE=1 cpu "$W/d0" "$NX" ingest)
-base_cpu=$1 base_wall=$2 base_mcpu=$3 base_mwall=$4
+base_cpu=$1 base_wall=$2 base_mcpu=$3 base_mwall=$4 base_flt=$5 base_rss=$6
 set -- $(NX_DEPS_THREADS=1 cpu "$W/d1" "$NX" ingest)
 one_cpu=$1 one_wall=$2 one_mcpu=$3 one_mwall=$4
 set -- $(cpu "$W/d1" "$NX" ingest)
-deps_cpu=$1 deps_wall=$2 deps_mcpu=$3 deps_mwall=$4
+deps_cpu=$1 deps_wall=$2 deps_mcpu=$3 deps_mwall=$4 deps_flt=$5 deps_rss=$6
 id=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['id'])" "$W/out")
 edges=$(python3 -c "import json,sys; print(sum(json.load(open(sys.argv[1]))['flows'].values()))" "$W/out")
+# the peer for how memory is asked for: glibc's malloc on 4 KiB pages and
+# SQLite's own page buffers (NX_MALLOC_THP=0 NX_PAGE_POOL=0)
+set -- $(NX_MALLOC_THP=0 NX_PAGE_POOL=0 NX_DEPS_DISABLE=1 cpu "$W/d2" "$NX" ingest)
+pbase_cpu=$1 pbase_wall=$2 pbase_mcpu=$3 pbase_mwall=$4 pbase_flt=$5 pbase_rss=$6
+set -- $(NX_MALLOC_THP=0 NX_PAGE_POOL=0 cpu "$W/d2" "$NX" ingest)
+pdeps_cpu=$1 pdeps_wall=$2 pdeps_mcpu=$3 pdeps_mwall=$4 pdeps_flt=$5 pdeps_rss=$6
+rm -rf "$W/d0" "$W/d2"
 pct() {
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "+%.0f%%", (a - b) * 100 / b }'
 }
@@ -127,6 +136,13 @@ echo "| events | file | edges | threads | ingest cpu without / with analysis (le
 echo "|---|---|---|---|---|---|---|---|"
 echo "| $N | $((size / 1048576)) MiB | $edges | 1 | ${base_cpu} s / ${one_cpu} s; ${base_mcpu} s / ${one_mcpu} s | $(pct "$one_cpu" "$base_cpu") | ${base_wall} s / ${one_wall} s; ${base_mwall} s / ${one_mwall} s | $(pct "$one_wall" "$base_wall") |"
 echo "| $N | $((size / 1048576)) MiB | $edges | $threads | ${base_cpu} s / ${deps_cpu} s; ${base_mcpu} s / ${deps_mcpu} s | $(pct "$deps_cpu" "$base_cpu") | ${base_wall} s / ${deps_wall} s; ${base_mwall} s / ${deps_mwall} s | $(pct "$deps_wall" "$base_wall") |"
+echo
+echo "| ingest | memory | cpu s (least; median) | wall s (least; median) | minor faults (median) | peak RSS MiB (median) |"
+echo "|---|---|---|---|---|---|"
+echo "| analysis off | THP malloc + page pool (default) | ${base_cpu}; ${base_mcpu} | ${base_wall}; ${base_mwall} | ${base_flt} | ${base_rss} |"
+echo "| analysis off | plain (\`NX_MALLOC_THP=0 NX_PAGE_POOL=0\`) | ${pbase_cpu}; ${pbase_mcpu} | ${pbase_wall}; ${pbase_mwall} | ${pbase_flt} | ${pbase_rss} |"
+echo "| analysis on, $threads threads | THP malloc + page pool (default) | ${deps_cpu}; ${deps_mcpu} | ${deps_wall}; ${deps_mwall} | ${deps_flt} | ${deps_rss} |"
+echo "| analysis on, $threads threads | plain (\`NX_MALLOC_THP=0 NX_PAGE_POOL=0\`) | ${pdeps_cpu}; ${pdeps_mcpu} | ${pdeps_wall}; ${pdeps_mwall} | ${pdeps_flt} | ${pdeps_rss} |"
 echo
 echo "| query (CLI, best of 5, includes process start and db open) | ms |"
 echo "|---|---|"

@@ -44,40 +44,52 @@ fi
 pbytes=$(stat -c %s "$big")
 jbytes=$(stat -c %s "$bigjson")
 
-# one run: prints "seconds maxrss_kb events cpu_seconds"
+# one run of FILE [ENV-WORDS...]: prints "seconds maxrss_kb events cpu_seconds minor_faults"
 run() {
+	f=$1; shift
 	rm -rf "$w/data"
 	sync	# the previous run's writeback does not land in this one
-	/usr/bin/time -f "%e %M %U %S" -o "$w/time" "$nx" ingest --data "$w/data" --json "$1" \
+	/usr/bin/time -f "%e %M %U %S %R" -o "$w/time" env "$@" "$nx" ingest --data "$w/data" --json "$f" \
 		>"$w/out" 2>"$w/err" || { cat "$w/err" >&2; return 1; }
 	ev=$(/usr/bin/python3 -c "
 import json, sys
 o = json.loads(open(sys.argv[1]).readline())
 print(o['slices'] + o['instants'] + o['counters'])" "$w/out")
 	set -- $(cat "$w/time")
-	echo "$1 $2 $ev $(awk -v u="$3" -v s="$4" 'BEGIN { printf "%.2f", u + s }')"
+	echo "$1 $2 $ev $(awk -v u="$3" -v s="$4" 'BEGIN { printf "%.2f", u + s }') $5"
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 : >"$w/res"
-for fmt in pftrace json; do
-	f=$big
-	[ $fmt = json ] && f=$bigjson
-	i=0
-	while [ $i -lt "$rep" ]; do
-		r=$(run "$f") || r="fail fail fail fail"
+# protobuf runs alternate with the peer for memory: glibc's malloc on 4 KiB
+# pages and SQLite's own page buffers (plain)
+i=0
+while [ $i -lt "$rep" ]; do
+	for fmt in pftrace plain; do
+		e=""
+		[ $fmt = plain ] && e="NX_MALLOC_THP=0 NX_PAGE_POOL=0"
+		# shellcheck disable=SC2086 # e: env words
+		r=$(run "$big" $e) || r="fail fail fail fail fail"
 		echo "$fmt $r" >>"$w/res"
 		echo "bench: $fmt run $((i + 1)): $r"
-		i=$((i + 1))
 	done
+	i=$((i + 1))
+done
+i=0
+while [ $i -lt "$rep" ]; do
+	r=$(run "$bigjson") || r="fail fail fail fail fail"
+	echo "json $r" >>"$w/res"
+	echo "bench: json run $((i + 1)): $r"
+	i=$((i + 1))
 done
 med() { grep "^$1 " "$w/res" | awk '{print $2}' | median; }
 rss() { grep "^$1 " "$w/res" | awk '{print $3}' | median; }
 evn() { grep "^$1 " "$w/res" | awk '{print $4}' | head -1; }
 cpu() { grep "^$1 " "$w/res" | awk '{print $5}' | median; }
+flt() { grep "^$1 " "$w/res" | awk '{print $6}' | median; }
 mbs() { awk -v b="$1" -v s="$2" 'BEGIN { if (s+0 > 0) printf "%.1f", b / 1e6 / s; else print "-" }'; }
 evs() { awk -v e="$1" -v s="$2" 'BEGIN { if (s+0 > 0) printf "%.0f", e / s; else print "-" }'; }
-ps=$(med pftrace); js=$(med json)
+ps=$(med pftrace); js=$(med json); pl=$(med plain)
 # the hand-written notes after the generated part survive a rerun
 notes=$(sed -n '/^## Reading these numbers/,$p' "$out" 2>/dev/null || true)
 cat >"$out" <<EOT
@@ -91,10 +103,15 @@ one copy, a harder case than distinct runs.  The JSON row ingests the same event
 \`neuron-explorer convert\` ($jbytes bytes).  Times include the raw copy into DATA/raw, sha256,
 the store, nesting, summaries and dependency edges.  Median of $rep runs.
 
-| input | median s | MB/s (of that input) | events/s | CPU s (user + sys) | peak RSS (MiB) |
-|---|---|---|---|---|---|
-| Perfetto protobuf | $ps | $(mbs "$pbytes" "$ps") | $(evs "$(evn pftrace)" "$ps") | $(cpu pftrace) | $(( $(rss pftrace) / 1024 )) |
-| the same events as JSON | $js | $(mbs "$jbytes" "$js") | $(evs "$(evn json)" "$js") | $(cpu json) | $(( $(rss json) / 1024 )) |
+| input | median s | MB/s (of that input) | events/s | CPU s (user + sys) | peak RSS (MiB) | minor faults |
+|---|---|---|---|---|---|---|
+| Perfetto protobuf | $ps | $(mbs "$pbytes" "$ps") | $(evs "$(evn pftrace)" "$ps") | $(cpu pftrace) | $(( $(rss pftrace) / 1024 )) | $(flt pftrace) |
+| Perfetto protobuf, plain memory (\`NX_MALLOC_THP=0 NX_PAGE_POOL=0\`) | $pl | $(mbs "$pbytes" "$pl") | $(evs "$(evn plain)" "$pl") | $(cpu plain) | $(( $(rss plain) / 1024 )) | $(flt plain) |
+| the same events as JSON | $js | $(mbs "$jbytes" "$js") | $(evs "$(evn json)" "$js") | $(cpu json) | $(( $(rss json) / 1024 )) | $(flt json) |
+
+The protobuf rows alternate run by run: the default (glibc's malloc on transparent huge pages,
+SQLite's pages from one pool) and plain memory (4 KiB pages, SQLite's own page buffers), the
+peer that shows what page faults cost on this machine.
 
 Load average when the runs ended: $(cut -d' ' -f1-3 /proc/loadavg) (on a shared box the CPU column is the
 steadier figure; MB/s and events/s are from wall time).  Of the peak RSS, $(( $(evn pftrace) * 4 / 1048576 )) MiB is the
@@ -103,7 +120,7 @@ staging runs being filled and sorted (56 MiB each), SQLite's page cache, the sum
 the units being finished and the chunks in flight (docs/architecture.md).
 
 Reference: Perfetto's trace processor is reported at about 40 MB/s for protobuf ingest.
-Command: \`BENCH_MB=$mb BENCH_REPEAT=$rep bench/perfetto-bench.sh\`.  Raw runs (s, KB, events, CPU s):
+Command: \`BENCH_MB=$mb BENCH_REPEAT=$rep bench/perfetto-bench.sh\`.  Raw runs (s, KB, events, CPU s, minor faults):
 
 \`\`\`
 $(cat "$w/res")
