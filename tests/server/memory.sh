@@ -39,6 +39,16 @@ heap_hg() {
 	     h && /^VmFlags:.* hg/ { f = 1 } END { exit !f }' "/proc/$SRV_PID/smaps"
 }
 heap_not_hg() { ! heap_hg; }
+# heap_check NAME heap_hg|heap_not_hg: after a request, where the kernel's own
+# THP mode is madvise (glibc asks for huge pages only there)
+heap_check() {
+	if [ "$madvise_kernel" -eq 1 ]; then
+		curl -s "$URL/api/traces" >/dev/null
+		check "$1" "$2"
+	else
+		skip "the kernel's THP mode is not madvise"
+	fi
+}
 madvise_kernel=0
 grep -q '\[madvise\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null && madvise_kernel=1
 
@@ -52,12 +62,7 @@ if [ "$new_glibc" -eq 1 ] && [ "$valgrind" -eq 0 ]; then
 	ok $? "the rest of the environment carried over"
 	# The tunable does what it is for where the kernel's own mode is madvise:
 	# glibc marks the heap it grows for huge pages (VmFlags hg).
-	if [ "$madvise_kernel" -eq 1 ]; then
-		curl -s "$URL/api/traces" >/dev/null
-		check "the server's heap asks for huge pages" heap_hg
-	else
-		skip "the kernel's THP mode is not madvise"
-	fi
+	heap_check "the server's heap asks for huge pages" heap_hg
 	grep -q '^NX_THP_REEXEC=' "$T/environ"
 	ok $? "the exec'd process was marked, so that it does not exec again"
 	is "$(ps -o args= -p "$SRV_PID" | grep -c 'serve --listen')" 1 "with the same arguments"
@@ -67,12 +72,7 @@ if [ "$new_glibc" -eq 1 ] && [ "$valgrind" -eq 0 ]; then
 	# parses it: the user's part shows, ours is seen by what it does.
 	tunables GLIBC_TUNABLES=glibc.malloc.arena_max=2 NX_THP_SYSFS="$T/thp-madvise"
 	is "$TUN" "glibc.malloc.arena_max=2" "the user's tunables are kept"
-	if [ "$madvise_kernel" -eq 1 ]; then
-		curl -s "$URL/api/traces" >/dev/null
-		check "... and ours appended: the heap asks for huge pages" heap_hg
-	else
-		skip "the kernel's THP mode is not madvise"
-	fi
+	heap_check "... and ours appended: the heap asks for huge pages" heap_hg
 	srv_stop
 	tunables GLIBC_TUNABLES=glibc.malloc.hugetlb=0 NX_THP_SYSFS="$T/thp-madvise"
 	is "$TUN" "glibc.malloc.hugetlb=0" "the user's own hugetlb setting stands"
@@ -82,12 +82,7 @@ else
 fi
 tunables -u GLIBC_TUNABLES NX_MALLOC_THP=0 NX_THP_SYSFS="$T/thp-madvise"
 is "$TUN" "-" "NX_MALLOC_THP=0: no re-exec"
-if [ "$madvise_kernel" -eq 1 ]; then
-	curl -s "$URL/api/traces" >/dev/null
-	check "... and the heap is left as it is" heap_not_hg
-else
-	skip "the kernel's THP mode is not madvise"
-fi
+heap_check "... and the heap is left as it is" heap_not_hg
 srv_stop
 tunables -u GLIBC_TUNABLES NX_THP_SYSFS="$T/thp-never"
 is "$TUN" "-" "THP mode never: nothing to ask for"
