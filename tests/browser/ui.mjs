@@ -126,6 +126,7 @@ async function main() {
 		await page.goto(URL0 + '/');
 		await page.waitForSelector('#library:not([hidden])');
 		await page.waitForFunction(() => document.getElementById('status-line').textContent.includes('runs'));
+		eq(await page.locator('#status-line').textContent(), '0 runs', 'an empty library counts no runs');
 		await shot('01-library-empty');
 	});
 
@@ -176,6 +177,19 @@ async function main() {
 		await page.waitForSelector('#drop-overlay', { state: 'hidden' });
 		const t = await waitReady('dropped.json');
 		eq([t.status, t.slices], ['ready', 2], 'dropped trace ingested');
+		ctx.dropped = t;
+	});
+
+	await step('counts read in the singular where there is one', async () => {
+		await page.goto(`${URL0}/#trace=${ctx.dropped.id}`);
+		await waitState(() => window.__nx.state.ready);
+		await page.waitForFunction(() => /unit/.test(document.getElementById('status-line').textContent));
+		eq(await page.locator('#status-line').textContent(), '1 unit · 2 events', 'one thread of one process');
+		await page.goto(URL0 + '/');
+		await page.waitForSelector('#library:not([hidden])');
+		await page.waitForFunction(() => / runs?$/.test(document.getElementById('status-line').textContent));
+		const m = /^([\d,]+) (runs?)$/.exec(await page.locator('#status-line').textContent());
+		assert(m && (m[1] === '1') === (m[2] === 'run'), 'the library\'s count and noun agree: ' + (m && m[0]));
 	});
 
 	await step('timeline rows match the trace units', async () => {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // web/js/library.js - the library page: list, search, sort, delete and upload of runs.
-import { el, clear, fmtBytes, fmtCount, fmtDate, debounce } from './util.js';
+import { el, clear, fmtBytes, fmtCount, fmtCountOf, fmtDate, debounce } from './util.js';
 import { getJSON, del, post, qs, upload, tracePath } from './api.js';
 
 const SORTS = {
@@ -147,7 +147,7 @@ export class Library {
 			this.tbody.append(this.row(t));
 		const n = this.traces.length;
 		document.getElementById('status-line').textContent =
-			`${fmtCount(n)}${this.total > n ? ' of ' + fmtCount(this.total) : ''} runs`;
+			this.total > n ? `${fmtCount(n)} of ${fmtCountOf(this.total, 'run')}` : fmtCountOf(n, 'run');
 	}
 
 	row(t) {

@@ -5,7 +5,7 @@
 //
 // Time is held as ns in doubles. Data for a unit stays cached until newer data for it arrives,
 // so panning and zooming keep drawing the previous answer while the next one is on its way.
-import { el, clear, fmtDur, fmtPrecise, fmtTick, niceStep, fmtCount, nameColour, nameTextColour, KINDS, KIND_COLOUR, debounce, isTyping } from './util.js';
+import { el, clear, fmtDur, fmtPrecise, fmtTick, niceStep, fmtCount, fmtCountOf, nameColour, nameTextColour, KINDS, KIND_COLOUR, debounce, isTyping } from './util.js';
 import { getJSON, getTrace, qs, tracePath, setTimeBase, timeBaseText, toAbs, fromAbs } from './api.js';
 
 const LABEL_W = 220;
@@ -151,7 +151,7 @@ export class Timeline {
 			title: 'Download this run as a Perfetto trace (.pftrace), to open in ui.perfetto.dev' }, '.pftrace'));
 		document.title = 'neuron-explorer: ' + (this.trace.name || id);
 		document.getElementById('status-line').textContent =
-			`${fmtCount(this.units.length)} units · ${fmtCount((this.trace.slices || 0) + (this.trace.instants || 0) + (this.trace.counters || 0))} events`;
+			`${fmtCountOf(this.units.length, 'unit')} · ${fmtCountOf((this.trace.slices || 0) + (this.trace.instants || 0) + (this.trace.counters || 0), 'event')}`;
 		if (this.trace.status && this.trace.status !== 'ready')
 			this.showMessage(`Trace ${id} is ${this.trace.status}${this.trace.error ? ': ' + this.trace.error : ''}.`);
 		this.layout();
@@ -503,7 +503,7 @@ export class Timeline {
 		ctx.font = 'bold 12px system-ui, sans-serif';
 		const lw2 = ctx.measureText(label).width;
 		ctx.font = '11px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace';
-		ctx.fillText(`${d.kind || ''} · ${r.units.length} units`, 14 + Math.max(lw, lw2), y + r.h / 2);
+		ctx.fillText(`${d.kind || ''} · ${fmtCountOf(r.units.length, 'unit')}`, 14 + Math.max(lw, lw2), y + r.h / 2);
 	}
 
 	drawLabel(ctx, r, y) {

@@ -115,6 +115,11 @@ export function fmtCount(n) {
 	return Number(n).toLocaleString('en-US');
 }
 
+/** fmtCountOf(n, one, many): "1 unit", "2 units", "1,024 runs" (many defaults to one + 's'). */
+export function fmtCountOf(n, one, many) {
+	return `${fmtCount(n)} ${Number(n) === 1 ? one : (many || one + 's')}`;
+}
+
 /** fmtDate(ns): local date and time from epoch ns. */
 export function fmtDate(ns) {
 	if (!ns)
