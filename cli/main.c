@@ -15,7 +15,7 @@ struct cli_cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
-	bool heavy;		/* touches a trace's worth of memory: cli_thp_reexec() */
+	bool heavy;		/* touches a trace's worth of memory: cli_thp_reexec(), st_pcache_setup() */
 };
 
 static int cmd_version(int argc, char **argv);
@@ -147,11 +147,14 @@ main(int argc, char **argv)
 			argv[1]);
 		return 2;
 	}
-	if (c->heavy)
+	/* the pool costs its setup (SQLite writes a free-list link into every
+	 * slot): worth it where pages turn over, not for a query's few */
+	if (c->heavy) {
 		cli_thp_reexec(argv);
-	if (st_pcache_setup() == -EINVAL) {
-		fprintf(stderr, "neuron-explorer: NX_PAGE_POOL must be a slot count, 0 to 1048576 (0: off)\n");
-		return 2;
+		if (st_pcache_setup() == -EINVAL) {
+			fprintf(stderr, "neuron-explorer: NX_PAGE_POOL must be a slot count, 0 to 1048576 (0: off)\n");
+			return 2;
+		}
 	}
 	return finish_stdout(c->fn(argc - 1, argv + 1));
 }
