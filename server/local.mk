@@ -12,7 +12,8 @@ libserver_a_SOURCES = server/srv-int.h server/srv-cmd.c server/srv-http.c \
 SERVER_TESTS = tests/server/basic.sh tests/server/bad-input.sh tests/server/crash.sh \
 	tests/server/shared.sh tests/server/concurrency.sh tests/server/migrate.sh \
 	tests/server/disk-full.sh tests/server/export.sh tests/server/summary.sh tests/server/search.sh \
-	tests/server/damaged.sh tests/server/memory.sh
+	tests/server/damaged.sh tests/server/memory.sh \
+	tests/server/status-race.sh
 TESTS += $(SERVER_TESTS)
 EXTRA_DIST += $(SERVER_TESTS) tests/server/srv-lib.sh tests/server/gen-trace.py \
 	tests/server/check.py

@@ -53,9 +53,17 @@ stat_int(json_t *stats, const char *key)
 	return json_is_number(v) ? json_incref(v) : json_integer(0);
 }
 
-/* One catalog row (TRACE_COLS) as the TRACE object. */
+/* Reads again of a catalog row that an ingest left meanwhile (row_json()). */
+#define SRV_STALE_TRIES 3
+
+/*
+ * One catalog row (TRACE_COLS) as the TRACE object.  *@stale is set when
+ * the row says "ingesting" and no worker holds the trace: the ingest ended
+ * (the worker commits the row's new status, then lets go of the trace)
+ * after this read's snapshot was taken, and the caller should read again.
+ */
 static json_t *
-row_json(struct srv *s, sqlite3_stmt *st)
+row_json(struct srv *s, sqlite3_stmt *st, bool *stale)
 {
 	const char *id = (const char *)sqlite3_column_text(st, 0);
 	const char *status = (const char *)sqlite3_column_text(st, 3);
@@ -72,6 +80,8 @@ row_json(struct srv *s, sqlite3_stmt *st)
 	}
 	if (srv_queue_progress(s, id, &progress, &phase))
 		status = "ingesting";
+	else if (status && !strcmp(status, "ingesting"))
+		*stale = true;
 	flows = json_object_get(stats, "flows");
 	if (!json_is_object(flows))
 		flows = json_object_get(stats, "edges");
@@ -123,14 +133,24 @@ srv_trace_json(struct srv *s, const char *id, int *code)
 			       &st, NULL) != SQLITE_OK)
 		goto out;
 	sqlite3_bind_text(st, 1, id, -1, SQLITE_STATIC);
-	switch (sqlite3_step(st)) {
-	case SQLITE_ROW:
-		j = row_json(s, st);
-		*code = 0;
-		break;
-	case SQLITE_DONE:
-		*code = -ENOENT;
-		break;
+	for (int tries = 0;; tries++) {
+		bool stale = false;
+
+		switch (sqlite3_step(st)) {
+		case SQLITE_ROW:
+			j = row_json(s, st, &stale);
+			*code = 0;
+			break;
+		case SQLITE_DONE:
+			*code = -ENOENT;
+			break;
+		}
+		if (!stale || tries == SRV_STALE_TRIES)
+			break;
+		json_decref(j);		/* a new snapshot: the status it ended with */
+		j = NULL;
+		*code = -EIO;
+		sqlite3_reset(st);
 	}
 out:
 	sqlite3_finalize(st);
@@ -198,12 +218,20 @@ srv_api_list(struct srv_req *r)
 	sqlite3_bind_text(st, 1, q, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, limit);
 	sqlite3_bind_int64(st, 3, offset);
-	arr = json_array();
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
-		json_array_append_new(arr, row_json(s, st));
-	if (rc != SQLITE_DONE) {	/* not a list without the rows after it */
-		json_decref(arr);
-		goto dberr;
+	for (int tries = 0;; tries++) {
+		bool stale = false;
+
+		arr = json_array();
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+			json_array_append_new(arr, row_json(s, st, &stale));
+		if (rc != SQLITE_DONE) {	/* not a list without the rows after it */
+			json_decref(arr);
+			goto dberr;
+		}
+		if (!stale || tries == SRV_STALE_TRIES)
+			break;
+		json_decref(arr);	/* an ingest ended meanwhile: a new snapshot */
+		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
 	srv_pool_put(s, c);
