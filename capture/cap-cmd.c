@@ -600,8 +600,9 @@ cmd_capture(int argc, char **argv)
 		goto out;
 	}
 	if (!r.quiet)
-		fprintf(stderr,
-			"neuron-explorer: wrote %s (%zu sections, workload exit status %d)\n", out, json_array_size(r.sections) + 1, exit_code);
+		fprintf(stderr, "neuron-explorer: wrote %s (%zu section%s, workload exit status %d)\n",
+			out, json_array_size(r.sections) + 1, tc_s((long long)json_array_size(r.sections) + 1),
+			exit_code);
 	if (*cap_get(r.cfg, "NX_UPLOAD") && cap_do_upload(&r, out) && !ret)
 		ret = 1;
 out:

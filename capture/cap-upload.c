@@ -291,11 +291,14 @@ cap_upload_wait(const char *url, const char *id, const char *label, bool quiet,
 	cli_progress_init(&g, label, quiet ? 0 : 1);
 	ret = cap_wait_ready(base, id, &g, &t, err);
 	if (!ret && !quiet)
-		fprintf(stderr, "neuron-explorer: ready: %" JSON_INTEGER_FORMAT " slices, %"
-			JSON_INTEGER_FORMAT " units, %" JSON_INTEGER_FORMAT " flow edges\n",
-			json_integer_value(json_object_get(t, "slices")),
-			json_integer_value(json_object_get(t, "units")),
-			json_integer_value(json_object_get(json_object_get(t, "flows"), "flow")));
+	{
+		long long ns = json_integer_value(json_object_get(t, "slices"));
+		long long nu = json_integer_value(json_object_get(t, "units"));
+		long long nf = json_integer_value(json_object_get(json_object_get(t, "flows"), "flow"));
+
+		fprintf(stderr, "neuron-explorer: ready: %lld slice%s, %lld unit%s, %lld flow edge%s\n",
+			ns, tc_s(ns), nu, tc_s(nu), nf, tc_s(nf));
+	}
 	json_decref(t);
 	free(base);
 	return ret;

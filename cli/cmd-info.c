@@ -158,13 +158,16 @@ info_trace(struct st_library *lib, const char *id, bool as_json)
 	       json_string_value(json_object_get(row, "format")) : "");
 	if (json_object_get(row, "error") && json_is_string(json_object_get(row, "error")))
 		printf("  error: %s\n", json_string_value(json_object_get(row, "error")));
-	if (json_object_get(row, "slices"))
-		printf("  %lld slices, %lld instants, %lld counter samples, span %.6f s\n",
-		       json_integer_value(json_object_get(row, "slices")),
-		       json_integer_value(json_object_get(row, "instants")),
-		       json_integer_value(json_object_get(row, "counters")),
+	if (json_object_get(row, "slices")) {
+		long long ns = json_integer_value(json_object_get(row, "slices"));
+		long long ni = json_integer_value(json_object_get(row, "instants"));
+		long long nc = json_integer_value(json_object_get(row, "counters"));
+
+		printf("  %lld slice%s, %lld instant%s, %lld counter sample%s, span %.6f s\n",
+		       ns, tc_s(ns), ni, tc_s(ni), nc, tc_s(nc),
 		       (double)(json_integer_value(json_object_get(row, "end_ns")) -
 				json_integer_value(json_object_get(row, "start_ns"))) / 1e9);
+	}
 	if (json_is_object(json_object_get(row, "flows"))) {
 		json_t *fl = json_object_get(row, "flows");
 		json_int_t bad = json_integer_value(json_object_get(row, "bad_access"));
@@ -265,16 +268,16 @@ cmd_info(int argc, char **argv)
 		} else {
 			for (i = 0; i < json_array_size(rows); i++) {
 				json_t *r = json_array_get(rows, i);
+				long long nev = json_integer_value(json_object_get(r, "slices")) +
+						json_integer_value(json_object_get(r, "instants")) +
+						json_integer_value(json_object_get(r, "counters"));
 
-				printf("%s  %-9s %-8s %10lld events  %s\n",
+				printf("%s  %-9s %-8s %10lld event%-1s  %s\n",
 				       json_string_value(json_object_get(r, "id")),
 				       json_string_value(json_object_get(r, "status")),
 				       json_is_string(json_object_get(r, "format")) ?
 				       json_string_value(json_object_get(r, "format")) : "-",
-				       json_integer_value(json_object_get(r, "slices")) +
-				       json_integer_value(json_object_get(r, "instants")) +
-				       json_integer_value(json_object_get(r, "counters")),
-				       json_string_value(json_object_get(r, "name")));
+				       nev, tc_s(nev), json_string_value(json_object_get(r, "name")));
 			}
 		}
 		json_decref(rows);

@@ -167,11 +167,13 @@ cmd_ingest(int argc, char **argv)
 			putchar('\n');
 			json_decref(o);
 		} else {
-			printf("%s  %s  %s: %lld slices, %lld instants, %lld counter samples,"
-			       " %lld units, %lld flow edges, %.6f s\n",
-			       id, fmt ? fmt : "?", file, (long long)stats.slices,
-			       (long long)stats.instants, (long long)stats.counters,
-			       (long long)stats.units, (long long)stats.edges[ST_EDGE_FLOW],
+			long long ns = stats.slices, ni = stats.instants, nc = stats.counters;
+			long long nu = stats.units, nf = stats.edges[ST_EDGE_FLOW];
+
+			printf("%s  %s  %s: %lld slice%s, %lld instant%s, %lld counter sample%s,"
+			       " %lld unit%s, %lld flow edge%s, %.6f s\n",
+			       id, fmt ? fmt : "?", file, ns, tc_s(ns), ni, tc_s(ni), nc, tc_s(nc),
+			       nu, tc_s(nu), nf, tc_s(nf),
 			       (double)(stats.end_ns - stats.start_ns) / 1e9);
 			if (stats.bad_events)
 				printf("  skipped %lld bad events (first: %s)\n",

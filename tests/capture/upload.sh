@@ -58,9 +58,13 @@ ok $? "raw bytes read back equal run.ntff"
 	-o "$T/runw.ntff" -- "$PY" "$NX_SRCDIR/examples/train.py" --steps 4 >/dev/null 2>"$T/capw.err"
 is "$?" "0" "capture --upload --wait exits 0"
 idw=$(sed -n 's/.*uploaded .* as \([0-9a-f]*\):.*/\1/p' "$T/capw.err")
-grep -q "ready: [0-9]* slices, [0-9]* units" "$T/capw.err"
-ok $? "capture --wait says the run is ready, with its counts"
 curl -s "$U/api/traces/$idw" >"$T/trw.json"
+# the server's counts, "1 unit" in the singular
+want=$(jget "$T/trw.json" "'ready: %d slice%s, %d unit%s, %d flow edge%s' % (j['slices'],
+	'' if j['slices'] == 1 else 's', j['units'], '' if j['units'] == 1 else 's',
+	j['flows']['flow'], '' if j['flows']['flow'] == 1 else 's')")
+grep -qF "neuron-explorer: $want" "$T/capw.err"
+ok $? "capture --wait says the run is ready, with its counts ($want)"
 is "$(jget "$T/trw.json" "j['status'], j['name']")" "ready waited" "ready on the server when capture returns"
 
 # upload alone.

@@ -34,6 +34,23 @@ check "it says so" grep -q 'neither a trace id' "$T/e4"
 check "no query is a usage error" test $? -eq 2
 is "$("$NX" sql --data "$T/d" "$id" "SELECT count(*) FROM events")" "$n" "the trace is unchanged"
 
+# The human summaries count in the singular where there is one.
+printf '{"traceEvents":[{"ph":"X","pid":1,"tid":1,"ts":1,"dur":2,"name":"one"},{"ph":"i","pid":1,"tid":1,"ts":5,"name":"mark","s":"t"}]}' >"$T/one.json"
+"$NX" ingest --data "$T/d1" "$T/one.json" >"$T/one.out"
+ok $? "ingest of one slice and one instant"
+check "its line: 1 slice, 1 instant, 0 counter samples, 1 unit, 0 flow edges" \
+	grep -q ': 1 slice, 1 instant, 0 counter samples, 1 unit, 0 flow edges, ' "$T/one.out"
+id1=$(cut -d' ' -f1 "$T/one.out")
+check "info of it: 1 slice, 1 instant, 0 counter samples" \
+	sh -c "'$NX' info --data '$T/d1' '$id1' | grep -q '^  1 slice, 1 instant, 0 counter samples, span '"
+check "the library list: 2 events, then 1 event" \
+	sh -c "'$NX' info --data '$T/d1' | grep -Eq '^$id1  ready +json +2 events  one.json\$' &&
+	       printf '{\"traceEvents\":[{\"ph\":\"X\",\"pid\":1,\"tid\":1,\"ts\":1,\"dur\":2,\"name\":\"a\"}]}' >'$T/single.json' &&
+	       '$NX' ingest --data '$T/d1' '$T/single.json' >/dev/null &&
+	       '$NX' info --data '$T/d1' | grep -Eq '^[0-9a-f]+  ready +json +1 event   single.json\$'"
+check "and the plural for more: $n events" \
+	sh -c "'$NX' info --data '$T/d' '$id' | grep -q '^  [0-9]* slices, [0-9]* instants, '"
+
 # Standard output that cannot be written fails the command, with the reason
 # (the commands that print a report exited 0 with it lost).
 if [ -c /dev/full ]; then
