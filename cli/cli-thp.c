@@ -18,10 +18,9 @@
  * Skipped, and the command runs as it is, when NX_MALLOC_THP=0, when
  * GLIBC_TUNABLES already says glibc.malloc.hugetlb (the user's choice
  * stands), in the exec'd process itself (NX_THP_REEXEC, removed again at
- * once), when the
- * kernel's THP mode is not "madvise" ("always" needs no asking, "never"
- * would refuse), under valgrind (whose tools would not follow the exec),
- * or when the exec fails.
+ * once), when the kernel's THP mode is not "madvise" ("always" needs no
+ * asking, "never" would refuse), under valgrind (whose tools would not
+ * follow the exec), or when the exec fails.
  */
 #include <gnu/libc-version.h>
 #include <limits.h>

@@ -12,9 +12,11 @@
  * a fixed pool are reused instead, and the pool asks for transparent huge
  * pages, so that it is faulted in 2 MiB at a time, once.
  *
- * The pool is reserved address space (MAP_NORESERVE), filled only as far
- * as connections use it; SQLite falls back to malloc when all slots are
- * taken and for pages larger than a slot.  NX_PAGE_POOL=0 turns it off;
+ * SQLite links every slot into its free list when it starts, so the whole
+ * pool (33 MB for 1024 slots, about 17 huge pages) is resident from then
+ * on; that is why only the heavy commands set it up (cli/main.c).  SQLite
+ * falls back to malloc when all slots are taken and for pages larger than
+ * a slot.  NX_PAGE_POOL=0 turns it off;
  * NX_PAGE_POOL=N sets the number of slots.  Off by default in an
  * AddressSanitizer build, so that it still checks page buffers.
  */
@@ -29,7 +31,6 @@
 #define ST_PCACHE_SLOTS 1024	/* 32 MiB: twice the ingest's cache_size */
 
 static void *st_pcache_mem;	/* owned for the life of the process */
-static size_t st_pcache_len;
 static int st_pcache_nslot;
 
 int
@@ -69,7 +70,6 @@ st_pcache_setup(void)
 		return -EBUSY;
 	}
 	st_pcache_mem = m;
-	st_pcache_len = sz * (size_t)n;
 	st_pcache_nslot = n;
 	return 0;
 }
