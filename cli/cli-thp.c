@@ -20,14 +20,18 @@
  * stands), in the exec'd process itself (NX_THP_REEXEC, removed again at
  * once), when the kernel's THP mode is not "madvise" ("always" needs no
  * asking, "never" would refuse), under valgrind (whose tools would not
- * follow the exec), or when the exec fails.
+ * follow the exec), when started through the dynamic loader (see
+ * cli_thp_self_is_exe()), or when the exec fails.
  */
 #include <gnu/libc-version.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "cli/cmds.h"
 
@@ -52,6 +56,42 @@ cli_thp_madvise_mode(void)
 	fclose(f);
 	buf[n] = '\0';
 	return strstr(buf, "[madvise]") != NULL;
+}
+
+/*
+ * True when /proc/self/exe is the file this code was loaded from.  Not so
+ * when the program was started through the dynamic loader
+ * ("/lib64/ld-linux-x86-64.so.2 neuron-explorer serve"): /proc/self/exe is
+ * the loader then, and exec'ing it with our argv would have it load a file
+ * named after the first argument.  Compared by device and inode against
+ * the mapping that holds this function.
+ */
+static bool
+cli_thp_self_is_exe(void)
+{
+	uintptr_t me = (uintptr_t)(void *)cli_thp_self_is_exe;
+	unsigned long lo, hi, ino;
+	unsigned int maj, mnr;
+	bool same = false;
+	struct stat sb;
+	char line[512];
+	FILE *f;
+
+	if (stat("/proc/self/exe", &sb) < 0)
+		return false;
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx %*s %*s %x:%x %lu", &lo, &hi, &maj, &mnr, &ino) != 5)
+			continue;
+		if (me >= lo && me < hi) {
+			same = ino == (unsigned long)sb.st_ino && makedev(maj, mnr) == sb.st_dev;
+			break;
+		}
+	}
+	fclose(f);
+	return same;
 }
 
 /* True for glibc 2.35 and later, which know the tunable. */
@@ -86,7 +126,7 @@ cli_thp_reexec(char **argv)
 		return;
 	if (pre && strstr(pre, "vgpreload"))
 		return;
-	if (!cli_thp_glibc_knows() || !cli_thp_madvise_mode())
+	if (!cli_thp_glibc_knows() || !cli_thp_madvise_mode() || !cli_thp_self_is_exe())
 		return;
 	len = (tun && *tun ? strlen(tun) + 1 : 0) + sizeof(CLI_THP_TUNABLE "=1");
 	val = malloc(len);

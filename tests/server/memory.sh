@@ -86,6 +86,20 @@ if [ "$new_glibc" -eq 1 ] && [ "$valgrind" -eq 0 ]; then
 else
 	for n in 1 2 3 4 5 6 7 8 9 10; do skip "glibc before 2.35 or under valgrind: no re-exec"; done
 fi
+# Started through the dynamic loader, /proc/self/exe is the loader: no
+# exec (it would have the loader open a file named "serve"), and it runs.
+interp=$(ldd "$NX" 2>/dev/null | sed -n 's/^[[:space:]]*\(\/[^ ]*ld-linux[^ ]*\) .*/\1/p' | head -1)
+if [ -n "$interp" ] && [ -x "$interp" ]; then
+	tunables -u GLIBC_TUNABLES NX_THP_SYSFS="$T/thp-madvise" "$interp"
+	is "$TUN" "-" "through the loader ($interp): no re-exec"
+	is "$(curl -s "$URL/healthz" | grep -c '"ok"')" 1 "... and the server answers"
+	srv_stop
+	NX_THP_SYSFS="$T/thp-madvise" "$interp" "$NX" ingest --data "$T/ld" "$NX_SRCDIR/tests/data/json/edge-kinds.json" \
+		>/dev/null 2>"$T/ld.err"
+	ok $? "ingest through the loader exits 0"
+else
+	for n in 1 2 3; do skip "no ld-linux loader named by ldd"; done
+fi
 tunables -u GLIBC_TUNABLES NX_MALLOC_THP=0 NX_THP_SYSFS="$T/thp-madvise"
 is "$TUN" "-" "NX_MALLOC_THP=0: no re-exec"
 heap_check "... and the heap is left as it is" heap_not_hg
