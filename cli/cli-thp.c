@@ -21,7 +21,7 @@
  * once), when the kernel's THP mode is not "madvise" ("always" needs no
  * asking, "never" would refuse), under valgrind (whose tools would not
  * follow the exec), when started through the dynamic loader (see
- * cli_thp_self_is_exe()), or when the exec fails.
+ * cli_thp_self_is()), or when the exec fails.
  */
 #include <gnu/libc-version.h>
 #include <limits.h>
@@ -30,8 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "cli/cmds.h"
 
@@ -59,36 +57,35 @@ cli_thp_madvise_mode(void)
 }
 
 /*
- * True when /proc/self/exe is the file this code was loaded from.  Not so
- * when the program was started through the dynamic loader
- * ("/lib64/ld-linux-x86-64.so.2 neuron-explorer serve"): /proc/self/exe is
- * the loader then, and exec'ing it with our argv would have it load a file
- * named after the first argument.  Compared by device and inode against
- * the mapping that holds this function.
+ * True when @exe, what /proc/self/exe names, is the file this code was
+ * loaded from.  Not so when the program was started through the dynamic
+ * loader ("/lib64/ld-linux-x86-64.so.2 neuron-explorer serve"):
+ * /proc/self/exe is the loader then, and exec'ing it with our argv would
+ * have it load a file named after the first argument.  Compared by the
+ * path /proc/self/maps gives the mapping that holds this function (by
+ * path, not device and inode: on overlayfs, as in containers, the maps
+ * show the underlying file's inode under the overlay's path).
  */
 static bool
-cli_thp_self_is_exe(void)
+cli_thp_self_is(const char *exe)
 {
-	uintptr_t me = (uintptr_t)(void *)cli_thp_self_is_exe;
-	unsigned long lo, hi, ino;
-	unsigned int maj, mnr;
+	uintptr_t me = (uintptr_t)(void *)cli_thp_self_is;
+	unsigned long lo, hi;
 	bool same = false;
-	struct stat sb;
-	char line[512];
+	char line[PATH_MAX + 128];
+	int at;
 	FILE *f;
 
-	if (stat("/proc/self/exe", &sb) < 0)
-		return false;
 	f = fopen("/proc/self/maps", "r");
 	if (!f)
 		return false;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %*s %*s %x:%x %lu", &lo, &hi, &maj, &mnr, &ino) != 5)
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &at) != 2 ||
+		    me < lo || me >= hi)
 			continue;
-		if (me >= lo && me < hi) {
-			same = ino == (unsigned long)sb.st_ino && makedev(maj, mnr) == sb.st_dev;
-			break;
-		}
+		line[strcspn(line, "\n")] = '\0';
+		same = !strcmp(line + at, exe);
+		break;
 	}
 	fclose(f);
 	return same;
@@ -126,7 +123,7 @@ cli_thp_reexec(char **argv)
 		return;
 	if (pre && strstr(pre, "vgpreload"))
 		return;
-	if (!cli_thp_glibc_knows() || !cli_thp_madvise_mode() || !cli_thp_self_is_exe())
+	if (!cli_thp_glibc_knows() || !cli_thp_madvise_mode())
 		return;
 	len = (tun && *tun ? strlen(tun) + 1 : 0) + sizeof(CLI_THP_TUNABLE "=1");
 	val = malloc(len);
@@ -142,6 +139,8 @@ cli_thp_reexec(char **argv)
 	if (n <= 0 || (size_t)n >= sizeof(self) - 1)
 		goto out;
 	self[n] = '\0';
+	if (!cli_thp_self_is(self))
+		goto out;
 	if (setenv("GLIBC_TUNABLES", val, 1) < 0 || setenv(CLI_THP_AGAIN, "1", 1) < 0)
 		goto restore;
 	execv(self, argv);
