@@ -80,7 +80,8 @@ cli_thp_self_is(const char *exe)
 	if (!f)
 		return false;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &at) != 2 ||
+		at = -1;	/* %n is not reached on a line with fewer fields */
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n", &lo, &hi, &at) != 2 || at < 0 ||
 		    me < lo || me >= hi)
 			continue;
 		line[strcspn(line, "\n")] = '\0';
