@@ -290,8 +290,7 @@ cap_upload_wait(const char *url, const char *id, const char *label, bool quiet,
 
 	cli_progress_init(&g, label, quiet ? 0 : 1);
 	ret = cap_wait_ready(base, id, &g, &t, err);
-	if (!ret && !quiet)
-	{
+	if (!ret && !quiet) {
 		long long ns = json_integer_value(json_object_get(t, "slices"));
 		long long nu = json_integer_value(json_object_get(t, "units"));
 		long long nf = json_integer_value(json_object_get(json_object_get(t, "flows"), "flow"));

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/cmds.h"
+#include "common/tc.h"
 
 #define CLI_THP_TUNABLE "glibc.malloc.hugetlb"
 /* set across the exec, so that the second process never execs again: glibc
@@ -109,10 +110,8 @@ cli_thp_reexec(char **argv)
 	const char *on = getenv("NX_MALLOC_THP");
 	const char *tun = getenv("GLIBC_TUNABLES");
 	const char *pre = getenv("LD_PRELOAD");
-	char *old = NULL, *val = NULL;
-	char self[PATH_MAX];
+	char self[PATH_MAX], *old, *val;
 	ssize_t n;
-	size_t len;
 
 	if (getenv(CLI_THP_AGAIN)) {	/* we are the exec'd process */
 		unsetenv(CLI_THP_AGAIN);
@@ -126,33 +125,23 @@ cli_thp_reexec(char **argv)
 		return;
 	if (!cli_thp_glibc_knows() || !cli_thp_madvise_mode())
 		return;
-	len = (tun && *tun ? strlen(tun) + 1 : 0) + sizeof(CLI_THP_TUNABLE "=1");
-	val = malloc(len);
-	old = tun ? strdup(tun) : NULL;
-	if (!val || (tun && !old))
-		goto out;
-	if (tun && *tun)
-		snprintf(val, len, "%s:" CLI_THP_TUNABLE "=1", tun);
-	else
-		snprintf(val, len, CLI_THP_TUNABLE "=1");
 	/* the real path, not /proc/self/exe: that would name the process "exe" */
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0 || (size_t)n >= sizeof(self) - 1)
-		goto out;
+		return;
 	self[n] = '\0';
 	if (!cli_thp_self_is(self))
-		goto out;
-	if (setenv("GLIBC_TUNABLES", val, 1) < 0 || setenv(CLI_THP_AGAIN, "1", 1) < 0)
-		goto restore;
-	execv(self, argv);
+		return;
+	old = tun ? tc_xstrdup(tun) : NULL;	/* setenv() may drop what @tun points to */
+	val = tc_xasprintf("%s%s" CLI_THP_TUNABLE "=1", tun ? tun : "", tun && *tun ? ":" : "");
+	if (setenv("GLIBC_TUNABLES", val, 1) == 0 && setenv(CLI_THP_AGAIN, "1", 1) == 0)
+		execv(self, argv);
 	/* deleted, not allowed: run as we are, and say nothing of it */
-restore:
 	unsetenv(CLI_THP_AGAIN);
 	if (old)
 		setenv("GLIBC_TUNABLES", old, 1);
 	else
 		unsetenv("GLIBC_TUNABLES");
-out:
 	free(old);
 	free(val);
 }

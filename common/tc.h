@@ -102,13 +102,6 @@ tc_buf_addc(struct tc_buf *b, char c)
 void tc_buf_adds(struct tc_buf *b, const char *s);
 void tc_buf_printf(struct tc_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/** tc_s - "s" after a count of @n things unless @n is 1: "%lld unit%s". */
-static inline const char *
-tc_s(long long n)
-{
-	return n == 1 ? "" : "s";
-}
-
 /** tc_buf_steal - hand @b's data to the caller (free() it); @b is reset. */
 char *tc_buf_steal(struct tc_buf *b);
 
@@ -197,6 +190,13 @@ int tc_fsync_file(const char *path);
  * Linux keeps), so that top -H, perf and gdb tell the threads apart.
  */
 void tc_thread_name(const char *what);
+
+/** tc_s - "s" after a count of @n things unless @n is 1: "%lld unit%s". */
+static inline const char *
+tc_s(long long n)
+{
+	return n == 1 ? "" : "s";
+}
 
 /**
  * tc_env_num - environment variable @name as a whole decimal number within

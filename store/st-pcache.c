@@ -23,7 +23,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/mman.h>
 #include "store/store.h"
 
@@ -37,26 +36,24 @@ int
 st_pcache_setup(void)
 {
 	const char *env = getenv("NX_PAGE_POOL");
-	int hdr = 0, n = ST_PCACHE_SLOTS;
+	bool set = env && *env;
+	int hdr = 0;
+	long n;
 	size_t sz;
 	void *m;
 
 	if (st_pcache_mem)
 		return 0;
 #ifdef __SANITIZE_ADDRESS__
-	if (!env || !*env)
+	if (!set)
 		return 0;	/* let AddressSanitizer see every page buffer */
 #endif
-	if (env && *env) {
-		char *end;
-		long v = strtol(env, &end, 10);
-
-		if (*end || v < 0 || v > 1 << 20)
-			return -EINVAL;
-		if (v == 0)
-			return 0;
-		n = (int)v;
-	}
+	/* -1: set, but not a count in range (tc_env_num() gives the default then) */
+	n = tc_env_num("NX_PAGE_POOL", 0, 1 << 20, set ? -1 : ST_PCACHE_SLOTS);
+	if (n < 0)
+		return -EINVAL;
+	if (n == 0)
+		return 0;
 	if (sqlite3_config(SQLITE_CONFIG_PCACHE_HDRSZ, &hdr) != SQLITE_OK)
 		return -EBUSY;	/* SQLite already initialised */
 	sz = ((size_t)ST_PCACHE_PAGE + (size_t)hdr + 7) & ~(size_t)7;
@@ -70,7 +67,7 @@ st_pcache_setup(void)
 		return -EBUSY;
 	}
 	st_pcache_mem = m;
-	st_pcache_nslot = n;
+	st_pcache_nslot = (int)n;
 	return 0;
 }
 
