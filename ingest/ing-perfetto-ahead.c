@@ -2,49 +2,64 @@
 /*
  * ingest/ing-perfetto-ahead.c - the Perfetto reader's input side: reading,
  * framing the top-level Trace.packet fields and decoding them with the
- * hand decoder (pf_dec_packet), in batches, on a second thread once the
+ * hand decoder (pf_dec_packet), in batches, ahead of the reader once the
  * input is larger than one read.
  *
- * Why a thread: the reader's own thread is the longest one of an ingest
- * (decode, track state, args, staging) while the other core is half idle
- * during the parse.  Decoding has no state across packets, so it runs
- * ahead: each batch carries a copy of its packets' bytes (at most
- * PF_BATCH_ITEMS packets or PF_BATCH_BYTES bytes) and their decoded
- * structs in the batch's own arena, and the reader thread only walks the
- * structs.  Small batches stay in cache between the two threads; handing
- * them over wakes a thread only when it is waiting, and the decoder waits
- * for half the ring to be free before it resumes.
+ * Why threads: decoding is the longest step of a Perfetto ingest (the
+ * reader's own work on the decoded packets, track state, args and staging,
+ * takes about half as long), and it has no state across packets.  So one
+ * thread reads and frames batches in order (a copy of each packet's bytes,
+ * at most PF_BATCH_ITEMS packets or PF_BATCH_BYTES bytes, which is cheap),
+ * and the batches are decoded, each into its own arena, by whoever is free:
+ * the framing thread when it is PF_FRAME_AHEAD batches ahead of the
+ * decoding, the reader whenever the batch it needs next is not decoded yet,
+ * and, with more CPUs, up to PF_DECODERS_MAX more threads
+ * (NX_PF_THREADS=N: N threads besides the reader's, the framing one
+ * included).  Batches are decoded in the order they are claimed, used in
+ * the order they were framed.  A thread is woken only when one sleeps.
  *
  * Errors (framing, input) end the stream: the batch that carries one holds
  * the packets before it, then the error, as a one-thread read would give.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ingest/perfetto-int.h"
 
 #define PF_RING 8			/* batches in flight */
+#define PF_FRAME_AHEAD 3		/* framed, not yet claimed, before the framer decodes */
+#define PF_DECODERS_MAX 3		/* decoding threads besides the framer */
 #define PF_READ (1u << 20)		/* bytes per input read */
 
+/*
+ * Batch i (a count from 0) lives in ring[i % PF_RING].  Counters, all under
+ * mu: head <= claimed <= framed <= head + PF_RING.  Batches [head, claimed)
+ * are being decoded or decoded (dec_done says which), [claimed, framed)
+ * wait for a decoder, [framed, head + PF_RING) are free.
+ */
 struct pf_ahead {
 	struct tc_input *in;		/* borrowed */
 	const char *name;		/* borrowed */
-	/* decoder side: its read buffer */
+	/* framer side: its read buffer */
 	uint8_t *buf;
 	size_t cap, start, end;
 	uint64_t off;			/* decompressed offset of buf[start] */
-	bool eof, done;			/* done: the last batch is filled */
+	bool eof;
 	size_t reads;
 
 	struct pf_batch ring[PF_RING];
-	unsigned head, n;		/* filled batches: ring[head], ... n of them */
-	pthread_t thr;
+	bool dec_done[PF_RING];
+	uint64_t head, claimed, framed;
+	bool done;			/* the last batch is framed */
+	pthread_t thr[1 + PF_DECODERS_MAX];
+	int nthr;			/* threads running: the framer, then decoders */
 	bool thr_on, no_thr, quit;	/* no_thr: pthread_create() failed once */
-	bool cons_wait, prod_wait;	/* which side sleeps */
+	int sleepers;			/* threads waiting on cv */
 	pthread_mutex_t mu;
-	pthread_cond_t cv_filled, cv_free;
+	pthread_cond_t cv;
 };
 
 /*
@@ -231,11 +246,12 @@ pf_batch_add(struct pf_batch *b, const uint8_t *pkt, size_t len, uint64_t off)
 }
 
 /*
- * Fill @b with the next packets.  The packets' bytes are copied first and
- * decoded after, since the copy buffer may move while it grows.
+ * Frame the next packets into @b: their bytes copied, not decoded yet (the
+ * copy buffer may move while it grows; pf_batch_decode() points into it).
+ * Only the framer calls it: it owns the read buffer.
  */
 static void
-pf_batch_fill(struct pf_ahead *a, struct pf_batch *b)
+pf_batch_frame(struct pf_ahead *a, struct pf_batch *b)
 {
 	b->n = 0;
 	b->rc = 0;
@@ -243,7 +259,6 @@ pf_batch_fill(struct pf_ahead *a, struct pf_batch *b)
 	b->err.code = 0;
 	b->err.msg[0] = '\0';
 	tc_buf_reset(&b->bytes);
-	tc_arena_reset(&b->arena);
 	while (b->n < PF_BATCH_ITEMS && b->bytes.len < PF_BATCH_BYTES) {
 		const uint8_t *pkt;
 		size_t pkt_len;
@@ -276,43 +291,141 @@ pf_batch_fill(struct pf_ahead *a, struct pf_batch *b)
 		a->start += (size_t)used;
 		a->off += (uint64_t)used;
 	}
+	b->raw_off = tc_input_raw_offset(a->in);
+}
+
+/* Decode a framed batch's packets into its arena: any thread, one at a time. */
+static void
+pf_batch_decode(struct pf_batch *b)
+{
+	tc_arena_reset(&b->arena);
 	for (size_t i = 0; i < b->n; i++) {
 		struct pf_item *it = &b->items[i];
 
 		it->data = (const uint8_t *)b->bytes.data + it->at;
 		it->dec = pf_dec_packet(&b->arena, it->data, it->len, &it->pk);
 	}
-	b->raw_off = tc_input_raw_offset(a->in);
 }
 
+/* Wake the sleepers, if any: the counters moved.  Called with a->mu held. */
+static void
+pf_ahead_wake(struct pf_ahead *a)
+{
+	if (a->sleepers)
+		pthread_cond_broadcast(&a->cv);
+}
+
+static void
+pf_ahead_sleep(struct pf_ahead *a)
+{
+	a->sleepers++;
+	pthread_cond_wait(&a->cv, &a->mu);
+	a->sleepers--;
+}
+
+/*
+ * Claim the oldest framed batch nobody decodes and decode it.  Called with
+ * a->mu held and a->claimed < a->framed; returns with it held.
+ */
+static void
+pf_ahead_decode_one(struct pf_ahead *a)
+{
+	uint64_t i = a->claimed++;
+	struct pf_batch *b = &a->ring[i % PF_RING];
+
+	a->dec_done[i % PF_RING] = false;
+	pthread_mutex_unlock(&a->mu);
+	pf_batch_decode(b);
+	pthread_mutex_lock(&a->mu);
+	a->dec_done[i % PF_RING] = true;
+	pf_ahead_wake(a);
+}
+
+/* Whether the framer has a batch to frame: one free, and not too far ahead. */
+static bool
+pf_ahead_can_frame(const struct pf_ahead *a)
+{
+	return !a->done && a->framed - a->head < PF_RING &&
+	       a->framed - a->claimed < PF_FRAME_AHEAD;
+}
+
+/* The framer: frames while it may, decodes while it cannot, sleeps after. */
 static void *
-pf_ahead_thread(void *arg)
+pf_ahead_framer(void *arg)
 {
 	struct pf_ahead *a = arg;
 
 	tc_thread_name("pf-decode");
 	pthread_mutex_lock(&a->mu);
-	while (!a->quit && !a->done) {
-		struct pf_batch *b;
+	while (!a->quit) {
+		if (pf_ahead_can_frame(a)) {
+			uint64_t i = a->framed;
+			struct pf_batch *b = &a->ring[i % PF_RING];
 
-		/* wait for half the ring to be free: fewer wake-ups */
-		if (a->n == PF_RING || (a->prod_wait && a->n > PF_RING / 2)) {
-			a->prod_wait = true;
-			pthread_cond_wait(&a->cv_free, &a->mu);
-			continue;
+			pthread_mutex_unlock(&a->mu);
+			pf_batch_frame(a, b);
+			pthread_mutex_lock(&a->mu);
+			a->framed = i + 1;
+			a->done = b->last;
+			pf_ahead_wake(a);
+		} else if (a->claimed < a->framed) {
+			pf_ahead_decode_one(a);
+		} else if (a->done) {
+			break;
+		} else {
+			pf_ahead_sleep(a);
 		}
-		a->prod_wait = false;
-		b = &a->ring[(a->head + a->n) % PF_RING];
-		pthread_mutex_unlock(&a->mu);
-		pf_batch_fill(a, b);
-		pthread_mutex_lock(&a->mu);
-		a->n++;
-		a->done = b->last;
-		if (a->cons_wait)
-			pthread_cond_signal(&a->cv_filled);
 	}
 	pthread_mutex_unlock(&a->mu);
 	return NULL;
+}
+
+/* A decoder: decodes what is framed until the last batch is claimed. */
+static void *
+pf_ahead_decoder(void *arg)
+{
+	struct pf_ahead *a = arg;
+
+	tc_thread_name("pf-decode2");
+	pthread_mutex_lock(&a->mu);
+	while (!a->quit) {
+		if (a->claimed < a->framed)
+			pf_ahead_decode_one(a);
+		else if (a->done)
+			break;
+		else
+			pf_ahead_sleep(a);
+	}
+	pthread_mutex_unlock(&a->mu);
+	return NULL;
+}
+
+/*
+ * Threads besides the reader's: NX_PF_THREADS, or one (the framer) and
+ * one decoder per CPU beyond two, PF_DECODERS_MAX at most.
+ */
+static int
+pf_ahead_threads(void)
+{
+	long dflt = TC_MIN(TC_MAX(tc_ncpus() - 1, 1), 1 + PF_DECODERS_MAX);
+
+	return (int)tc_env_num("NX_PF_THREADS", 1, 1 + PF_DECODERS_MAX, dflt);
+}
+
+/* Start the framer and the decoders (with the lock held or before any). */
+static void
+pf_ahead_start(struct pf_ahead *a)
+{
+	int want = pf_ahead_threads();
+
+	a->thr_on = pthread_create(&a->thr[0], NULL, pf_ahead_framer, a) == 0;
+	a->no_thr = !a->thr_on;
+	if (!a->thr_on)
+		return;
+	a->nthr = 1;
+	while (a->nthr < want &&
+	       pthread_create(&a->thr[a->nthr], NULL, pf_ahead_decoder, a) == 0)
+		a->nthr++;
 }
 
 void
@@ -329,15 +442,14 @@ pf_ahead_init(struct pf_ahead **out, struct tc_input *in, const char *name)
 		tc_arena_init(&a->ring[i].arena, 1 << 20);	/* a whole batch: no chunk freed per batch */
 	}
 	pthread_mutex_init(&a->mu, NULL);
-	pthread_cond_init(&a->cv_filled, NULL);
-	pthread_cond_init(&a->cv_free, NULL);
+	pthread_cond_init(&a->cv, NULL);
 	*out = a;
 }
 
 struct pf_batch *
 pf_ahead_next(struct pf_ahead *a)
 {
-	struct pf_batch *b;
+	struct pf_batch *b = NULL;
 
 	if (!a->thr_on) {
 		if (a->done)
@@ -345,25 +457,31 @@ pf_ahead_next(struct pf_ahead *a)
 		/*
 		 * Inline until the input proves larger than one read: small
 		 * traces (tests, fuzzing, most .ntff sections) get no thread.
+		 * Every inline batch has been handed back: the ring is empty.
 		 */
-		if (a->reads > 1 && !a->no_thr) {
-			a->thr_on = pthread_create(&a->thr, NULL, pf_ahead_thread, a) == 0;
-			a->no_thr = !a->thr_on;
-		}
+		if (a->reads > 1 && !a->no_thr)
+			pf_ahead_start(a);
 		if (!a->thr_on) {
 			b = &a->ring[0];
-			pf_batch_fill(a, b);
+			pf_batch_frame(a, b);
+			pf_batch_decode(b);
 			a->done = b->last;
 			return b;
 		}
 	}
 	pthread_mutex_lock(&a->mu);
-	while (!a->n && !a->done) {
-		a->cons_wait = true;
-		pthread_cond_wait(&a->cv_filled, &a->mu);
+	for (;;) {
+		if (a->head < a->claimed && a->dec_done[a->head % PF_RING]) {
+			b = &a->ring[a->head % PF_RING];
+			break;
+		}
+		if (a->claimed < a->framed)	/* help: this one or one needed soon */
+			pf_ahead_decode_one(a);
+		else if (a->head == a->framed && a->done)
+			break;
+		else
+			pf_ahead_sleep(a);
 	}
-	a->cons_wait = false;
-	b = a->n ? &a->ring[a->head] : NULL;
 	pthread_mutex_unlock(&a->mu);
 	return b;
 }
@@ -374,10 +492,8 @@ pf_ahead_done(struct pf_ahead *a, struct pf_batch *b)
 	if (!a->thr_on)
 		return;
 	pthread_mutex_lock(&a->mu);
-	a->head = (a->head + 1) % PF_RING;
-	a->n--;
-	if (a->prod_wait && a->n <= PF_RING / 2)
-		pthread_cond_signal(&a->cv_free);
+	a->head++;
+	pf_ahead_wake(a);
 	pthread_mutex_unlock(&a->mu);
 	(void)b;
 }
@@ -390,9 +506,10 @@ pf_ahead_free(struct pf_ahead *a)
 	if (a->thr_on) {
 		pthread_mutex_lock(&a->mu);
 		a->quit = true;
-		pthread_cond_signal(&a->cv_free);
+		pthread_cond_broadcast(&a->cv);
 		pthread_mutex_unlock(&a->mu);
-		pthread_join(a->thr, NULL);
+		for (int i = 0; i < a->nthr; i++)
+			pthread_join(a->thr[i], NULL);
 	}
 	for (int i = 0; i < PF_RING; i++) {
 		tc_buf_free(&a->ring[i].bytes);
@@ -400,8 +517,7 @@ pf_ahead_free(struct pf_ahead *a)
 		free(a->ring[i].items);
 	}
 	pthread_mutex_destroy(&a->mu);
-	pthread_cond_destroy(&a->cv_filled);
-	pthread_cond_destroy(&a->cv_free);
+	pthread_cond_destroy(&a->cv);
 	free(a->buf);
 	free(a);
 }

@@ -134,7 +134,8 @@ void pf_ahead_init(struct pf_ahead **out, struct tc_input *in, const char *name)
  * pf_ahead_next - the next batch, NULL after the last one.  Hand each back
  * with pf_ahead_done() before asking for the next.  The first batches are
  * made on the caller's thread; once the input outgrows one read, a thread
- * makes them ahead.
+ * frames them ahead and they are decoded by it, by NX_PF_THREADS - 1 more
+ * threads and by the caller while it waits for one.
  */
 struct pf_batch *pf_ahead_next(struct pf_ahead *a);
 void pf_ahead_done(struct pf_ahead *a, struct pf_batch *b);

@@ -22,7 +22,8 @@ ingest/perfetto.pb-c.c: $(top_srcdir)/schemas/perfetto.proto
 check_PROGRAMS += tests/unit/test-perfetto tests/unit/test-ntff
 TESTS += tests/unit/test-perfetto tests/unit/test-ntff \
 	tests/perfetto/golden.sh tests/perfetto/ntff.sh tests/perfetto/convert.sh \
-	tests/perfetto/errors.sh tests/perfetto/roundtrip.sh tests/perfetto/ntff-spec.sh
+	tests/perfetto/errors.sh tests/perfetto/roundtrip.sh tests/perfetto/ntff-spec.sh \
+	tests/perfetto/threads.sh
 tests_unit_test_perfetto_SOURCES = tests/unit/test-perfetto.c tests/tap.h
 nodist_tests_unit_test_perfetto_SOURCES = ingest/perfetto.pb-c.h
 tests_unit_test_perfetto_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) $(PROTOBUFC_CFLAGS) $(ZLIB_CFLAGS)
