@@ -11,7 +11,8 @@
 # slices land on the same tracks, nest under the previous copy's and are
 # counted as overlaps.  That is a harder case for the store than 54 distinct
 # runs (deeper stacks, as many events), and keeps the generator a `cat`.
-# Env: BENCH_MB (500), BENCH_REPEAT (3), BENCH_DIR (/tmp/nx-bench-perfetto).
+# Env: BENCH_MB (500), BENCH_REPEAT (3), BENCH_DIR (/tmp/nx-bench-perfetto),
+# BENCH_OUT (the page to write; - prints it instead).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 nx=${NX_BIN:-$top/neuron-explorer}
@@ -19,6 +20,7 @@ mb=${BENCH_MB:-500}
 rep=${BENCH_REPEAT:-3}
 w=${BENCH_DIR:-/tmp/nx-bench-perfetto}
 out=${BENCH_OUT:-$top/docs/benchmarks-perfetto.md}
+[ "$out" = - ] && out=/dev/stdout
 src="$top/../shared/traces/mspt_chrome_gzipped.pftrace"
 if [ ! -f "$src" ]; then
 	echo "bench: $src not found (needs ../shared); skipped"
@@ -91,7 +93,8 @@ mbs() { awk -v b="$1" -v s="$2" 'BEGIN { if (s+0 > 0) printf "%.1f", b / 1e6 / s
 evs() { awk -v e="$1" -v s="$2" 'BEGIN { if (s+0 > 0) printf "%.0f", e / s; else print "-" }'; }
 ps=$(med pftrace); js=$(med json); pl=$(med plain)
 # the hand-written notes after the generated part survive a rerun
-notes=$(sed -n '/^## Reading these numbers/,$p' "$out" 2>/dev/null || true)
+notes=""
+[ -f "$out" ] && notes=$(sed -n '/^## Reading these numbers/,$p' "$out")
 cat >"$out" <<EOT
 # Perfetto ingest benchmark
 
