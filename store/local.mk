@@ -25,8 +25,11 @@ tests_unit_test_progress_SOURCES = tests/unit/test-progress.c tests/tap.h
 tests_unit_test_progress_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_progress_LDADD = $(NX_LDADD)
 
-check_PROGRAMS += tests/unit/test-vtab
-TESTS += tests/unit/test-vtab
+check_PROGRAMS += tests/unit/test-vtab tests/unit/test-chunk
+TESTS += tests/unit/test-vtab tests/unit/test-chunk
+tests_unit_test_chunk_SOURCES = tests/unit/test-chunk.c tests/tap.h
+tests_unit_test_chunk_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_chunk_LDADD = $(NX_LDADD)
 tests_unit_test_vtab_SOURCES = tests/unit/test-vtab.c tests/tap.h tests/unit/sql-int.h
 tests_unit_test_vtab_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_vtab_LDADD = $(NX_LDADD)

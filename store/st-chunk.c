@@ -2,90 +2,189 @@
 /* store/st-chunk.c - encode and decode packed event chunks (st-chunk.h). */
 #include <endian.h>
 #include <errno.h>
+#include <math.h>
+#include <stdbool.h>
 #include <string.h>
 #include "common/tc-hash.h"
 #include "common/tc-varint.h"
 #include "store/st-chunk.h"
 #include "store/store.h"
 
-void
-st_chunk_enc_event(struct tc_buf *cols, const struct st_cev *e, int64_t prev_ts,
-		   int64_t prev_seq)
-{
-	uint8_t *p0 = (uint8_t *)tc_buf_room(cols, 8 * TC_VARINT_MAX + 8), *p = p0;
+/* The byte that opens an event in a cols blob: which fields follow. */
+enum {
+	ST_C_DUR = 1, ST_C_KF = 2, ST_C_DEPTH = 4, ST_C_NAME = 8, ST_C_CAT = 16,
+	ST_C_ARGS = 32, ST_C_VAL = 64, ST_C_VINT = 128,
+};
 
-	p += tc_uvarint_put(p, (uint64_t)(e->ts - prev_ts));
-	p += tc_uvarint_put(p, (uint64_t)e->dur);
-	p += tc_uvarint_put(p, ((uint64_t)e->flags << 2) | (e->kind & 3u));
-	p += tc_uvarint_put(p, (uint64_t)e->depth);
-	p += tc_uvarint_put(p, e->name);
-	p += tc_uvarint_put(p, e->cat);
-	p += tc_uvarint_put(p, tc_zigzag(e->seq - prev_seq));
-	p += tc_uvarint_put(p, e->args_len);
+/* Whether @v is a whole number that a difference of two fits exactly:
+ * |v| <= 2^53, not -0.0 (its sign would be lost). */
+static inline bool
+st_chunk_whole(double v)
+{
+	return v >= -9007199254740992.0 && v <= 9007199254740992.0 && v == (double)(int64_t)v &&
+	       (v != 0 || !signbit(v));
+}
+
+/* A counter's value as the event before it in a chunk leaves it. */
+static inline double
+st_chunk_prev_value(const struct st_cev *prev)
+{
+	return prev && prev->kind == ST_EV_COUNTER ? prev->value : 0;
+}
+
+void
+st_chunk_enc_event(struct tc_buf *cols, const struct st_cev *e, const struct st_cev *prev)
+{
+	static const struct st_cev zero;
+	uint8_t *p0 = (uint8_t *)tc_buf_room(cols, 1 + 8 * TC_VARINT_MAX + 8), *p = p0 + 1;
+	const struct st_cev *q = prev ? prev : &zero;
+	unsigned kf = ((unsigned)e->flags << 2) | (e->kind & 3u);
+	unsigned qkf = ((unsigned)q->flags << 2) | (q->kind & 3u);
+	uint8_t h = 0;
+
+	p += tc_uvarint_put(p, (uint64_t)(e->ts - (prev ? prev->ts : e->ts)));
+	p += tc_uvarint_put(p, tc_zigzag(e->seq - q->seq));
+	if (e->dur != q->dur) {
+		h |= ST_C_DUR;
+		p += tc_uvarint_put(p, (uint64_t)e->dur);
+	}
+	if (kf != qkf) {
+		h |= ST_C_KF;
+		p += tc_uvarint_put(p, kf);
+	}
+	if (e->depth != q->depth) {
+		h |= ST_C_DEPTH;
+		p += tc_uvarint_put(p, (uint64_t)(uint32_t)e->depth);
+	}
+	if (e->name != q->name) {
+		h |= ST_C_NAME;
+		p += tc_uvarint_put(p, e->name);
+	}
+	if (e->cat != q->cat) {
+		h |= ST_C_CAT;
+		p += tc_uvarint_put(p, e->cat);
+	}
+	if (e->args_len) {
+		h |= ST_C_ARGS;
+		p += tc_uvarint_put(p, e->args_len);
+	}
 	if (e->kind == ST_EV_COUNTER) {
-		uint64_t bits;
+		double pv = st_chunk_prev_value(prev);
+		uint64_t bits, pbits;
 
 		memcpy(&bits, &e->value, sizeof(bits));
-		for (int i = 0; i < 8; i++)
-			*p++ = (uint8_t)(bits >> (8 * i));
+		memcpy(&pbits, &pv, sizeof(pbits));
+		if (bits != pbits && st_chunk_whole(e->value) && st_chunk_whole(pv)) {
+			h |= ST_C_VAL | ST_C_VINT;
+			p += tc_uvarint_put(p, tc_zigzag((int64_t)e->value - (int64_t)pv));
+		} else if (bits != pbits) {
+			h |= ST_C_VAL;
+			for (int i = 0; i < 8; i++)
+				*p++ = (uint8_t)(bits >> (8 * i));
+		}
 	}
+	*p0 = h;
 	tc_buf_commit(cols, (size_t)(p - p0));
 }
 
-#define ST_EV_ROOM (8 * TC_VARINT_MAX)	/* bytes of one event's varints, at most */
+#define ST_EV_ROOM (1 + 8 * TC_VARINT_MAX + 8)	/* bytes of one event, at most */
+
+/* The next varint of the event at *@p: no bound checks when @room. */
+static inline int
+st_chunk_get(const uint8_t **p, const uint8_t *end, bool room, uint64_t *v)
+{
+	return room ? tc_uvarint_get_room(p, v) : tc_uvarint_get(p, end, v);
+}
 
 int
 st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
 		size_t args_size, struct st_cev *out)
 {
 	const uint8_t *p = cols, *end = p + size;
-	int64_t ts = ts_first, seq = 0;
+	struct st_cev q = { .ts = ts_first };	/* the event before, all zero at first */
 	uint64_t off = 0;
 
 	for (int i = 0; i < count; i++) {
 		struct st_cev *e = &out[i];
-		uint64_t d, dur, kf, depth, name, cat, zs, alen;
-
 		/* all but a chunk's last few events: no bound checks per byte */
-		if (end - p >= ST_EV_ROOM) {
-			if (tc_uvarint_get_room(&p, &d) || tc_uvarint_get_room(&p, &dur) ||
-			    tc_uvarint_get_room(&p, &kf) || tc_uvarint_get_room(&p, &depth) ||
-			    tc_uvarint_get_room(&p, &name) || tc_uvarint_get_room(&p, &cat) ||
-			    tc_uvarint_get_room(&p, &zs) || tc_uvarint_get_room(&p, &alen))
-				return -EBADMSG;
-		} else if (tc_uvarint_get(&p, end, &d) || tc_uvarint_get(&p, end, &dur) ||
-			   tc_uvarint_get(&p, end, &kf) || tc_uvarint_get(&p, end, &depth) ||
-			   tc_uvarint_get(&p, end, &name) || tc_uvarint_get(&p, end, &cat) ||
-			   tc_uvarint_get(&p, end, &zs) || tc_uvarint_get(&p, end, &alen)) {
+		bool room = end - p >= ST_EV_ROOM;
+		uint64_t d, zs, v;
+		unsigned h;
+
+		if (p == end)
 			return -EBADMSG;
-		}
-		if (__builtin_add_overflow(ts, (int64_t)d, &ts) || (int64_t)d < 0 ||
-		    __builtin_add_overflow(seq, tc_unzigzag(zs), &seq))
+		h = *p++;
+		if (st_chunk_get(&p, end, room, &d) || st_chunk_get(&p, end, room, &zs))
+			return -EBADMSG;
+		if (__builtin_add_overflow(q.ts, (int64_t)d, &e->ts) || (int64_t)d < 0 ||
+		    __builtin_add_overflow(q.seq, tc_unzigzag(zs), &e->seq))
 			return -EBADMSG;	/* times go forward, within range */
-		e->ts = ts;
-		e->dur = (int64_t)dur;
-		e->kind = (uint8_t)(kf & 3);
-		e->flags = (uint8_t)(kf >> 2);
-		e->depth = (int32_t)depth;
-		e->name = (uint32_t)name;
-		e->cat = (uint32_t)cat;
-		e->seq = seq;
+		e->dur = q.dur;
+		e->kind = q.kind;
+		e->flags = q.flags;
+		e->depth = q.depth;
+		e->name = q.name;
+		e->cat = q.cat;
+		e->args_len = 0;
+		if (h & ST_C_DUR) {
+			if (st_chunk_get(&p, end, room, &v))
+				return -EBADMSG;
+			e->dur = (int64_t)v;
+		}
+		if (h & ST_C_KF) {
+			if (st_chunk_get(&p, end, room, &v))
+				return -EBADMSG;
+			e->kind = (uint8_t)(v & 3);
+			e->flags = (uint8_t)(v >> 2);
+		}
+		if (h & ST_C_DEPTH) {
+			if (st_chunk_get(&p, end, room, &v))
+				return -EBADMSG;
+			e->depth = (int32_t)v;
+		}
+		if (h & ST_C_NAME) {
+			if (st_chunk_get(&p, end, room, &v))
+				return -EBADMSG;
+			e->name = (uint32_t)v;
+		}
+		if (h & ST_C_CAT) {
+			if (st_chunk_get(&p, end, room, &v))
+				return -EBADMSG;
+			e->cat = (uint32_t)v;
+		}
+		if (h & ST_C_ARGS) {
+			if (st_chunk_get(&p, end, room, &v))
+				return -EBADMSG;
+			if (v > args_size - off)	/* off <= args_size holds */
+				return -EBADMSG;
+			e->args_len = (uint32_t)v;
+		}
+		e->args_off = (uint32_t)off;
+		off += e->args_len;
 		e->value = 0;
 		if (e->kind == ST_EV_COUNTER) {
-			uint64_t bits = 0;
+			e->value = q.kind == ST_EV_COUNTER ? q.value : 0;
+			if ((h & (ST_C_VAL | ST_C_VINT)) == (ST_C_VAL | ST_C_VINT)) {
+				int64_t w;
 
-			if (end - p < 8)
-				return -EBADMSG;
-			for (int b = 0; b < 8; b++)
-				bits |= (uint64_t)p[b] << (8 * b);
-			p += 8;
-			memcpy(&e->value, &bits, sizeof(bits));
+				if (st_chunk_get(&p, end, room, &v) || !st_chunk_whole(e->value) ||
+				    __builtin_add_overflow((int64_t)e->value, tc_unzigzag(v), &w))
+					return -EBADMSG;
+				e->value = (double)w;
+			} else if (h & ST_C_VAL) {
+				uint64_t bits = 0;
+
+				if (end - p < 8)
+					return -EBADMSG;
+				for (int b = 0; b < 8; b++)
+					bits |= (uint64_t)p[b] << (8 * b);
+				p += 8;
+				memcpy(&e->value, &bits, sizeof(bits));
+			}
+		} else if (h & (ST_C_VAL | ST_C_VINT)) {
+			return -EBADMSG;	/* a value on an event that has none */
 		}
-		if (alen > args_size - off)	/* off <= args_size holds */
-			return -EBADMSG;
-		e->args_off = (uint32_t)off;
-		e->args_len = (uint32_t)alen;
-		off += alen;
+		q = *e;
 	}
 	return p == end ? 0 : -EBADMSG;
 }

@@ -10,20 +10,28 @@
  * depth range and a Bloom filter of the names in it.  Its data row
  * (event_data) holds two blobs:
  *
- *   cols: per event, in id order:
- *         uvarint ts - previous ts (the first: ts - ts_first, i.e. 0)
- *         uvarint dur
- *         uvarint (flags << 2) | kind
- *         uvarint depth
- *         uvarint name, uvarint cat
+ *   cols: per event, in id order, each field against the event before it
+ *         in the chunk (before the first: ts = ts_first, everything else 0):
+ *         byte h: which fields follow, in this order, after the first two:
+ *           ST_C_DUR dur, ST_C_KF (flags << 2) | kind, ST_C_DEPTH depth,
+ *           ST_C_NAME name, ST_C_CAT cat: each a uvarint when it differs
+ *           from the event before (else that event's);
+ *           ST_C_ARGS uvarint args_len (else 0: no args);
+ *           ST_C_VAL a counter's value when it differs from the event
+ *           before's (a non-counter's counts as 0): 8 bytes little-endian
+ *           IEEE double, or with ST_C_VINT as well, svarint of the
+ *           difference of the two as whole numbers (both whole, |v| <= 2^53,
+ *           not -0.0); a counter without ST_C_VAL repeats the value before
+ *         uvarint ts - previous ts (the first: 0)
  *         svarint seq - previous seq (the first: seq itself)
- *         uvarint args_len (0: no args)
- *         8 bytes little-endian IEEE double value, counters only
+ *         [the fields h names]
  *   args: the args texts of the chunk's events, concatenated in id order
  *         (NULL when no event has args).
  *
  * uvarint is LEB128 (7 bits per byte, low first); svarint is zigzag then
- * uvarint.  docs/architecture.md says why (ingest cost, file size).
+ * uvarint.  A counter's sample costs about 5 bytes (h, ts, seq and a small
+ * difference), a slice about 7 plus its args.  docs/architecture.md says
+ * why (ingest cost, file size).
  */
 #ifndef ST_CHUNK_H
 #define ST_CHUNK_H
@@ -60,11 +68,10 @@ struct st_chunk_dir {
 
 /**
  * st_chunk_enc_event - append event @e to the cols blob @cols being built;
- * @prev_ts and @prev_seq are the previous event's (ts_first and 0 for the
- * first event of a chunk).
+ * @prev is the chunk's event before it, NULL for the first (whose ts is the
+ * chunk's ts_first).
  */
-void st_chunk_enc_event(struct tc_buf *cols, const struct st_cev *e, int64_t prev_ts,
-			int64_t prev_seq);
+void st_chunk_enc_event(struct tc_buf *cols, const struct st_cev *e, const struct st_cev *prev);
 
 /**
  * st_chunk_decode - decode @count events of a cols blob into @out (room for

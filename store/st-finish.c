@@ -178,8 +178,7 @@ st_pend_flush(struct st_pend *p, int64_t b, struct st_bvec *out)
 struct st_cbuild {
 	struct st_chunk_dir dir;
 	struct tc_buf cols, args;
-	int64_t prev_ts, prev_seq;
-	uint32_t prev_name;	/* in the Bloom filter already, unless count is 1 */
+	struct st_cev prev;	/* the chunk's last event, when count > 0 */
 };
 
 struct st_fin {
@@ -443,20 +442,16 @@ st_fin_chunk_add(struct st_fin *f, int64_t id, int unit, const struct st_cev *e,
 		dir->ts_first = e->ts;
 		dir->end_max = e->ts + e->dur;
 		dir->min_depth = dir->max_depth = e->depth;
-		cb->prev_ts = e->ts;
-		cb->prev_seq = 0;
 	}
-	st_chunk_enc_event(&cb->cols, e, cb->prev_ts, cb->prev_seq);
-	cb->prev_ts = e->ts;
-	cb->prev_seq = e->seq;
+	st_chunk_enc_event(&cb->cols, e, dir->count ? &cb->prev : NULL);
 	dir->count++;
 	dir->ts_last = e->ts;
 	dir->end_max = TC_MAX(dir->end_max, e->ts + e->dur);
 	dir->min_depth = TC_MIN(dir->min_depth, e->depth);
 	dir->max_depth = TC_MAX(dir->max_depth, e->depth);
-	if (dir->count == 1 || e->name != cb->prev_name)	/* a counter's samples: once */
+	if (dir->count == 1 || e->name != cb->prev.name)	/* a counter's samples: once */
 		st_bloom_add(dir->bloom, e->name);
-	cb->prev_name = e->name;
+	cb->prev = *e;
 	if (e->args_len)
 		tc_buf_add(&cb->args, args, e->args_len);
 	return 0;

@@ -190,7 +190,7 @@ put_chunk(sqlite3_stmt *dir, sqlite3_stmt *data, int a, int b)
 				  .end_max = INT64_MIN, .min_depth = INT32_MAX,
 				  .max_depth = INT32_MIN };
 	struct tc_buf cols, args;
-	int64_t pts = d.ts_first, pseq = 0;
+	struct st_cev prev;
 
 	tc_buf_init(&cols);
 	tc_buf_init(&args);
@@ -201,9 +201,8 @@ put_chunk(sqlite3_stmt *dir, sqlite3_stmt *data, int a, int b)
 				    .kind = (uint8_t)e->kind, .flags = (uint8_t)e->flags,
 				    .args_len = e->args ? (uint32_t)strlen(e->args) : 0 };
 
-		st_chunk_enc_event(&cols, &c, pts, pseq);
-		pts = e->ts;
-		pseq = e->seq;
+		st_chunk_enc_event(&cols, &c, i > a ? &prev : NULL);
+		prev = c;
 		if (e->args)
 			tc_buf_adds(&args, e->args);
 		d.end_max = TC_MAX(d.end_max, e->ts + e->dur);
