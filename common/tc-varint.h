@@ -7,6 +7,7 @@
 #ifndef TC_VARINT_H
 #define TC_VARINT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
 
@@ -105,6 +106,19 @@ static inline int64_t
 tc_unzigzag(uint64_t v)
 {
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+/**
+ * tc_whole - is @v a whole number of at most 2^53 in magnitude, and not
+ * -0.0?  The difference of two such is exact as an int64_t, and adding it
+ * back gives the same double bit for bit: a counter's samples are coded
+ * that way (svarint of the difference) instead of 8 bytes each.
+ */
+static inline bool
+tc_whole(double v)
+{
+	return v >= -9007199254740992.0 && v <= 9007199254740992.0 && v == (double)(int64_t)v &&
+	       (v != 0 || !__builtin_signbit(v));
 }
 
 #endif

@@ -2,7 +2,6 @@
 /* store/st-chunk.c - encode and decode packed event chunks (st-chunk.h). */
 #include <endian.h>
 #include <errno.h>
-#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 #include "common/tc-hash.h"
@@ -15,15 +14,6 @@ enum {
 	ST_C_DUR = 1, ST_C_KF = 2, ST_C_DEPTH = 4, ST_C_NAME = 8, ST_C_CAT = 16,
 	ST_C_ARGS = 32, ST_C_VAL = 64, ST_C_VINT = 128,
 };
-
-/* Whether @v is a whole number that a difference of two fits exactly:
- * |v| <= 2^53, not -0.0 (its sign would be lost). */
-static inline bool
-st_chunk_whole(double v)
-{
-	return v >= -9007199254740992.0 && v <= 9007199254740992.0 && v == (double)(int64_t)v &&
-	       (v != 0 || !signbit(v));
-}
 
 /* A counter's value as the event before it in a chunk leaves it. */
 static inline double
@@ -74,7 +64,7 @@ st_chunk_enc_event(struct tc_buf *cols, const struct st_cev *e, const struct st_
 
 		memcpy(&bits, &e->value, sizeof(bits));
 		memcpy(&pbits, &pv, sizeof(pbits));
-		if (bits != pbits && st_chunk_whole(e->value) && st_chunk_whole(pv)) {
+		if (bits != pbits && tc_whole(e->value) && tc_whole(pv)) {
 			h |= ST_C_VAL | ST_C_VINT;
 			p += tc_uvarint_put(p, tc_zigzag((int64_t)e->value - (int64_t)pv));
 		} else if (bits != pbits) {
@@ -167,7 +157,7 @@ st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
 			if ((h & (ST_C_VAL | ST_C_VINT)) == (ST_C_VAL | ST_C_VINT)) {
 				int64_t w;
 
-				if (st_chunk_get(&p, end, room, &v) || !st_chunk_whole(e->value) ||
+				if (st_chunk_get(&p, end, room, &v) || !tc_whole(e->value) ||
 				    __builtin_add_overflow((int64_t)e->value, tc_unzigzag(v), &w))
 					return -EBADMSG;
 				e->value = (double)w;

@@ -22,16 +22,19 @@
  * previous one of its stretch (all zero before the first):
  *
  *   byte  h: ST_E_DUR dur differs, ST_E_NAME, ST_E_CAT, ST_E_KF kind or
- *            flags differ, ST_E_ARGS has args, ST_E_VAL value differs
+ *            flags differ, ST_E_ARGS has args, ST_E_VAL value differs,
+ *            ST_E_VINT value differs and both are whole (tc_whole())
  *   uvarint ts - previous ts (mod 2^64; ts never decreases in a stretch)
  *   svarint seq - previous seq
  *   [svarint dur] [uvarint name] [uvarint cat] [byte kind, byte flags]
  *   [uvarint args_len, svarint args_off - end of the previous args]
- *   [8 bytes of the double value, host order]
+ *   [8 bytes of the double value, host order | svarint of the difference
+ *    of the two values as whole numbers]
  *
- * A 23M-event Perfetto trace stages about 9 bytes an entry instead of the
- * 56 of the decoded struct st_srec: the copy into the page cache and the
- * merge's reading of it were a fifth of the ingest's CPU.  Entries without
+ * A 23M-event Perfetto trace stages about 7.4 bytes an entry (9.2 with its
+ * counters' values as doubles) instead of the 56 of the decoded struct
+ * st_srec: the copy into the page cache and the merge's reading of it were
+ * a fifth of the ingest's CPU.  Entries without
  * args decode with args_off 0, as st_event_add() stages them.
  */
 #include <stdlib.h>
@@ -210,9 +213,10 @@ st_run_release(struct st_keys *ks, struct st_key *keys, struct st_rec *recs)
 
 enum {
 	ST_E_DUR = 1, ST_E_NAME = 2, ST_E_CAT = 4, ST_E_KF = 8, ST_E_ARGS = 16, ST_E_VAL = 32,
+	ST_E_VINT = 64,
 };
 
-#define ST_E_MAX (1 + 3 * TC_VARINT_MAX + 2 * 5 + 2 + 5 + TC_VARINT_MAX + 8)	/* bytes */
+#define ST_E_MAX (1 + 3 * TC_VARINT_MAX + 2 * 5 + 2 + 5 + 2 * TC_VARINT_MAX)	/* bytes */
 
 /* Encode @e after @prev (same stretch) at @p; return the bytes written. */
 static size_t
@@ -248,9 +252,14 @@ st_enc_entry(uint8_t *p, const struct st_srec *e, const struct st_srec *prev,
 		*args_end = e->args_off + e->args_len;
 	}
 	if (memcmp(&e->value, &prev->value, sizeof(e->value))) {
-		h |= ST_E_VAL;
-		memcpy(p, &e->value, sizeof(e->value));
-		p += sizeof(e->value);
+		if (tc_whole(e->value) && tc_whole(prev->value)) {
+			h |= ST_E_VINT;
+			p += tc_uvarint_put(p, tc_zigzag((int64_t)e->value - (int64_t)prev->value));
+		} else {
+			h |= ST_E_VAL;
+			memcpy(p, &e->value, sizeof(e->value));
+			p += sizeof(e->value);
+		}
 	}
 	*p0 = (uint8_t)h;
 	return (size_t)(p - p0);
@@ -309,6 +318,8 @@ st_dec_entry(const uint8_t **pp, struct st_srec *e, uint64_t *args_end)
 	if (h & ST_E_VAL) {
 		memcpy(&e->value, p, sizeof(e->value));
 		p += sizeof(e->value);
+	} else if (h & ST_E_VINT) {
+		e->value = (double)((int64_t)e->value + tc_unzigzag(st_dec_uv(&p)));
 	}
 	*pp = p;
 }

@@ -130,8 +130,25 @@ main(void)
 			ev.ts = (int64_t)((r >> 20) % 997) * 1000 - 200000;
 			nneg += ev.ts < 0;
 			ev.dur = ev.kind == ST_EV_SLICE ? (int64_t)((r >> 50) % 3) * 10 : 0;
-			/* five values: a run's entry often repeats the previous one's */
-			ev.value = (double)((i * 7) % 5) - 2.5;
+			/*
+			 * whole numbers (staged as differences) and halves (as
+			 * doubles), up to 2^53, few enough distinct ones that a
+			 * run's entry often repeats the previous one's
+			 */
+			switch (i % 4) {
+			case 0:
+				ev.value = (double)((i * 7919) % 100003);
+				break;
+			case 1:
+				ev.value = (double)(i % 5) - 2.5;
+				break;
+			case 2:
+				ev.value = -(double)(i % 3) * 1099511627776.0;
+				break;
+			default:
+				ev.value = i % 2 ? 9007199254740992.0 : -9007199254740992.0;
+				break;
+			}
 			ev.name = st_intern(w, "k", 1);
 			if (i % 3 == 0) {
 				snprintf(args, sizeof(args), i % 9 == 0 ? "{\"i\":%d,\"reads\":[]}" :
@@ -172,8 +189,13 @@ main(void)
 			  " json_extract(args, '$.i') != seq"), 0, "args follow their event");
 		is_int(q1(db, "SELECT count(*) FROM events WHERE flags = 1"), nflags,
 		       "flags mark the access-set args only");
-		is_int(q1(db, "SELECT count(*) FROM events WHERE kind = 2 AND"
-			  " value != (seq * 7) % 5 - 2.5"), 0, "counter values follow their event");
+		is_int(q1(db, "SELECT count(*) FROM events WHERE kind = 2 AND value IS NOT CASE seq % 4"
+			  " WHEN 0 THEN (seq * 7919) % 100003 WHEN 1 THEN seq % 5 - 2.5"
+			  " WHEN 2 THEN -(seq % 3) * 1099511627776 ELSE CASE seq % 2"
+			  " WHEN 1 THEN 9007199254740992 ELSE -9007199254740992 END END"), 0,
+		       "counter values follow their event: whole, halves, 2^40s, +-2^53");
+		is_int(q1(db, "SELECT count(DISTINCT value) FROM events WHERE kind = 2") > 1000, 1,
+		       "... many distinct values among them");
 		is_int(q1(db, "SELECT count(*) FROM events WHERE ts < 0"), nneg, "ts before 0 kept");
 		is_int(q1(db, "SELECT count(*) FROM events WHERE kind != 2 AND value IS NOT NULL"), 0,
 		       "no value on slices and instants");
