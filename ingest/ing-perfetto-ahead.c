@@ -23,7 +23,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -349,16 +348,17 @@ pf_ahead_can_frame(const struct pf_ahead *a)
 	       a->framed - a->claimed < PF_FRAME_AHEAD;
 }
 
-/* The framer: frames while it may, decodes while it cannot, sleeps after. */
-static void *
-pf_ahead_framer(void *arg)
+/*
+ * A thread ahead of the reader: decodes what is framed and sleeps when
+ * there is nothing; the framer (@frames) frames first while it may.  Ends
+ * once the last batch is framed and claimed.
+ */
+static void
+pf_ahead_run(struct pf_ahead *a, bool frames)
 {
-	struct pf_ahead *a = arg;
-
-	tc_thread_name("pf-decode");
 	pthread_mutex_lock(&a->mu);
 	while (!a->quit) {
-		if (pf_ahead_can_frame(a)) {
+		if (frames && pf_ahead_can_frame(a)) {
 			uint64_t i = a->framed;
 			struct pf_batch *b = &a->ring[i % PF_RING];
 
@@ -377,26 +377,21 @@ pf_ahead_framer(void *arg)
 		}
 	}
 	pthread_mutex_unlock(&a->mu);
+}
+
+static void *
+pf_ahead_framer(void *arg)
+{
+	tc_thread_name("pf-decode");
+	pf_ahead_run(arg, true);
 	return NULL;
 }
 
-/* A decoder: decodes what is framed until the last batch is claimed. */
 static void *
 pf_ahead_decoder(void *arg)
 {
-	struct pf_ahead *a = arg;
-
 	tc_thread_name("pf-decode2");
-	pthread_mutex_lock(&a->mu);
-	while (!a->quit) {
-		if (a->claimed < a->framed)
-			pf_ahead_decode_one(a);
-		else if (a->done)
-			break;
-		else
-			pf_ahead_sleep(a);
-	}
-	pthread_mutex_unlock(&a->mu);
+	pf_ahead_run(arg, false);
 	return NULL;
 }
 
@@ -412,7 +407,7 @@ pf_ahead_threads(void)
 	return (int)tc_env_num("NX_PF_THREADS", 1, 1 + PF_DECODERS_MAX, dflt);
 }
 
-/* Start the framer and the decoders (with the lock held or before any). */
+/* Start the framer and the decoders (no thread of @a runs yet). */
 static void
 pf_ahead_start(struct pf_ahead *a)
 {

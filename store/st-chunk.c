@@ -9,6 +9,39 @@
 #include "store/st-chunk.h"
 #include "store/store.h"
 
+/* Little-endian words at @p (a load or store each, not a byte loop). */
+static inline void
+le64_put(uint8_t *p, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline void
+le32_put(uint8_t *p, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(p, &v, sizeof(v));
+}
+
+static inline uint64_t
+le64_get(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le64toh(v);
+}
+
+static inline uint32_t
+le32_get(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return le32toh(v);
+}
+
 /* The byte that opens an event in a cols blob: which fields follow. */
 enum {
 	ST_C_DUR = 1, ST_C_KF = 2, ST_C_DEPTH = 4, ST_C_NAME = 8, ST_C_CAT = 16,
@@ -64,13 +97,15 @@ st_chunk_enc_event(struct tc_buf *cols, const struct st_cev *e, const struct st_
 
 		memcpy(&bits, &e->value, sizeof(bits));
 		memcpy(&pbits, &pv, sizeof(pbits));
-		if (bits != pbits && tc_whole(e->value) && tc_whole(pv)) {
-			h |= ST_C_VAL | ST_C_VINT;
-			p += tc_uvarint_put(p, tc_zigzag((int64_t)e->value - (int64_t)pv));
-		} else if (bits != pbits) {
+		if (bits != pbits) {
 			h |= ST_C_VAL;
-			for (int i = 0; i < 8; i++)
-				*p++ = (uint8_t)(bits >> (8 * i));
+			if (tc_whole(e->value) && tc_whole(pv)) {
+				h |= ST_C_VINT;
+				p += tc_uvarint_put(p, tc_zigzag((int64_t)e->value - (int64_t)pv));
+			} else {
+				le64_put(p, bits);
+				p += 8;
+			}
 		}
 	}
 	*p0 = h;
@@ -162,12 +197,11 @@ st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
 				return -EBADMSG;
 			value = (double)w;
 		} else if (h & ST_C_VAL) {
-			uint64_t bits = 0;
+			uint64_t bits;
 
 			if (end - p < 8)
 				return -EBADMSG;
-			for (int b = 0; b < 8; b++)
-				bits |= (uint64_t)p[b] << (8 * b);
+			bits = le64_get(p);
 			p += 8;
 			memcpy(&value, &bits, sizeof(bits));
 		}
@@ -185,39 +219,6 @@ st_chunk_decode(const void *cols, size_t size, int count, int64_t ts_first,
 		off += alen;
 	}
 	return p == end ? 0 : -EBADMSG;
-}
-
-/* Little-endian words at @p (a load or store each, not a byte loop). */
-static inline void
-le64_put(uint8_t *p, uint64_t v)
-{
-	v = htole64(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline void
-le32_put(uint8_t *p, uint32_t v)
-{
-	v = htole32(v);
-	memcpy(p, &v, sizeof(v));
-}
-
-static inline uint64_t
-le64_get(const uint8_t *p)
-{
-	uint64_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le64toh(v);
-}
-
-static inline uint32_t
-le32_get(const uint8_t *p)
-{
-	uint32_t v;
-
-	memcpy(&v, p, sizeof(v));
-	return le32toh(v);
 }
 
 int
