@@ -443,7 +443,7 @@ st_edges_page_done(struct st_edges *x, struct st_estream *s)
 		if (!x->spilling) {
 			struct tc_err e = { 0 };
 
-			rc = st_spill_open(&x->spill, x->spill_base, ".edges", &e);
+			rc = st_spill_open(&x->spill, x->spill_base, ".edges", 0, &e);
 			if (rc < 0) {
 				x->spill.fd = -1;
 				return rc;

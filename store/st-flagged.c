@@ -36,7 +36,7 @@ st_flagged_new(struct st_flagged **out, const char *base, int nunits, struct tc_
 		char suffix[32];
 
 		snprintf(suffix, sizeof(suffix), ".flagged%d", p);
-		rc = st_spill_open(&fl->part[p], base, suffix, err);
+		rc = st_spill_open(&fl->part[p], base, suffix, ST_SPILL_RAM, err);
 	}
 	if (rc < 0) {
 		st_flagged_free(fl);

@@ -433,7 +433,7 @@ st_keys_init(struct st_keys *ks)
 int
 st_keys_open(struct st_keys *ks, const char *base, struct tc_err *err)
 {
-	return st_spill_open(&ks->out, base, "-stage-sorted", err);
+	return st_spill_open(&ks->out, base, "-stage-sorted", ST_SPILL_RAM, err);
 }
 
 /* At most two full runs wait for the thread: the reader waits beyond. */

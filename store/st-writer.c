@@ -43,9 +43,9 @@ st_writer_open(struct st_writer **wp, const char *path, struct tc_err *err)
 	if (!rc)
 		rc = st_keys_open(&w->keys, path, err);
 	if (!rc)
-		rc = st_spill_open(&w->args, path, "-stage-args", err);
+		rc = st_spill_open(&w->args, path, "-stage-args", ST_SPILL_RAM, err);
 	if (!rc)
-		rc = st_spill_open(&w->raw_edges, path, "-stage-edges", err);
+		rc = st_spill_open(&w->raw_edges, path, "-stage-edges", ST_SPILL_RAM, err);
 	if (!rc)
 		rc = st_schema_create_trace(w->db, err);
 	if (!rc)

@@ -89,6 +89,12 @@ struct st_rec {			/* record seq lives at offset (seq - 1) * 32 */
 
 struct st_spill {		/* an append-only unlinked file, mmap'd to read */
 	int fd;
+	/* ST_SPILL_RAM: the bytes kept in @mem (an anonymous mapping of @cap
+	 * bytes, counted against the process's share) until that share runs
+	 * out; the file is written only from then on */
+	char *mem;
+	size_t cap;
+	bool ram;
 	char *buf;		/* write buffer being filled */
 	size_t n;
 	uint64_t size;		/* logical size: written + buffered */
@@ -115,11 +121,33 @@ const char *st_vfs_name(void);
 /** st_vfs_mapped_reads - page reads and fetches that VFS answered from its maps so far. */
 uint64_t st_vfs_mapped_reads(void);
 
-int st_spill_open(struct st_spill *sp, const char *base, const char *suffix,
+#define ST_SPILL_RAM 1u	/* st_spill_open(): keep the bytes in memory while the share lasts */
+
+/**
+ * st_spill_open - create the unlinked spill file @base@suffix.  With
+ * ST_SPILL_RAM in @flags the bytes stay in memory, within a share of the
+ * memory the process may use (st_spill_ram()) taken by all such spills
+ * together; a spill that finds the share used up writes what it holds to
+ * its file and goes on there.  Readers see the same either way.
+ * Return: 0, or -errno with @err set.
+ */
+int st_spill_open(struct st_spill *sp, const char *base, const char *suffix, unsigned flags,
 		  struct tc_err *err);
+/**
+ * st_spill_ram - the bytes ST_SPILL_RAM spills may keep in memory, all
+ * together: a sixteenth of tc_mem_total(), at least 64 MiB and at most
+ * 4 GiB; NX_SPILL_RAM_MB=N sets it (0: every spill goes to its file).
+ */
+size_t st_spill_ram(void);
+/**
+ * st_spill_usage - for the process so far: the bytes its ST_SPILL_RAM spills
+ * hold in memory now and the most they held, and the bytes any spill wrote
+ * to its file.
+ */
+void st_spill_usage(size_t *ram_now, size_t *ram_top, uint64_t *filed);
 int st_spill_write(struct st_spill *sp, const void *p, size_t n);
 int st_spill_map(struct st_spill *sp);
-/* st_spill_drop - unmap the resident pages of a mapped spill (they stay cached). */
+/* st_spill_drop - unmap the resident pages of a mapped spill (they stay cached); none in memory. */
 void st_spill_drop(struct st_spill *sp);
 void st_spill_close(struct st_spill *sp);
 

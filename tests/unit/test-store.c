@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "store/store.h"
 #include "store/library.h"
+#include "store/store-int.h"
 #include "tests/tap.h"
 #include "tests/unit/sql-int.h"
 
@@ -95,6 +96,35 @@ main(void)
 		  " max(level) FROM summaries WHERE unit_id=2)"), 2, "levels keep counts");
 	sqlite3_close(db);
 
+	/* a writer given up on gives its staging's memory back */
+	{
+		char *p3 = tc_xasprintf("%s/aborted.db", dir);
+		size_t now, top;
+		uint64_t filed;
+		int u0, i;
+
+		setenv("NX_STORE_RUN_KEYS", "1000", 1);
+		ok(st_writer_open(&w, p3, &err) == 0, "a writer to abort opens: %s", err.msg);
+		unsetenv("NX_STORE_RUN_KEYS");
+		u0 = st_unit(w, st_device(w, "host", ST_DEV_PROCESS, NULL), "t", ST_UNIT_THREAD, NULL);
+		for (i = 0; i < 5000; i++) {
+			struct st_event ev = { .unit = u0, .kind = ST_EV_SLICE, .ts = 5000 - i,
+					       .dur = 1, .name = st_intern(w, "a", 1),
+					       .args = "{\"x\":1}", .args_len = 7 };
+
+			if (st_event_add(w, &ev) < 0)
+				break;
+		}
+		st_spill_usage(&now, &top, &filed);
+		ok(now > 0, "its runs and args are staged in memory (%zu bytes)", now);
+		st_writer_abort(w);
+		w = NULL;
+		st_spill_usage(&now, &top, &filed);
+		is_int((long long)now, 0, "abort gives that memory back");
+		ok(access(p3, F_OK) != 0, "and removes its file");
+		free(p3);
+	}
+
 	/*
 	 * The staging path at scale: 50k events in pseudo-random order with
 	 * many ties (the key sort, not the already-sorted fast path), args that
@@ -170,6 +200,15 @@ main(void)
 				break;
 		}
 		ok(st_writer_finish(w, &st, &err) == 0, "finish 50k: %s", err.msg);
+		{
+			size_t now, top;
+			uint64_t filed;
+
+			st_spill_usage(&now, &top, &filed);
+			ok(top > 0 && filed == 0, "the staging was kept in memory (%zu bytes at most)",
+			   top);
+			is_int((long long)now, 0, "and all of it given back at finish");
+		}
 		ok(st_trace_open(&db, p2, &err) == 0, "reopen 50k");
 		is_int(q1(db, "SELECT count(*) FROM events"), n, "all events stored");
 		is_int(q1(db, "SELECT max(id) FROM events"), n, "ids dense");

@@ -1,0 +1,68 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# tests/deps/staging.sh - where the writer stages a trace (NX_SPILL_RAM_MB):
+# the sorted runs, the args, the explicit edges and the flagged events kept
+# in memory (the default share), all in spill files (a share of 0), or in
+# memory until a small share runs out and in files from there, store the
+# same events, args and edges.  A synthetic engine trace (tests/deps-gen)
+# with small runs (NX_STORE_RUN_KEYS) so that there are many of them.
+. "$NX_SRCDIR/tests/lib.sh"
+GEN=${NX_BUILDDIR:-$(pwd)}/tests/deps-gen
+[ -x "$GEN" ] || skip_all "no tests/deps-gen in the build directory"
+
+"$GEN" -n 60000 -s 11 >"$T/trace.json"
+ok $? "deps-gen writes a 60000-event trace"
+
+# ingest_with DIR [VAR=VALUE...]: ingest with phase times on; the id, and
+# the "staging" line in DIR.staging
+ingest_with() {
+	dir=$1
+	shift
+	env "$@" NX_STORE_RUN_KEYS=5000 NX_STORE_TIMING=1 "$NX" ingest --data "$dir" \
+		--json "$T/trace.json" >"$dir.json" 2>"$dir.err" || return 1
+	grep '^store: staging' "$dir.err" >"$dir.staging"
+	jget "$dir.json" "j['id']"
+}
+# in_ram DIR, filed DIR, share DIR: MB, as printed
+in_ram() { sed 's/.* \([0-9.]*\) MB in memory at most.*/\1/' "$1.staging"; }
+filed() { sed 's/.* \([0-9.]*\) MB to files.*/\1/' "$1.staging"; }
+share() { sed 's/.*(share \([0-9.]*\) MB).*/\1/' "$1.staging"; }
+gt() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > b) }'; }
+
+a=$(ingest_with "$T/a")
+ok $? "ingest with the default share"
+b=$(ingest_with "$T/b" NX_SPILL_RAM_MB=0)
+ok $? "ingest with NX_SPILL_RAM_MB=0"
+c=$(ingest_with "$T/c" NX_SPILL_RAM_MB=8)
+ok $? "ingest with NX_SPILL_RAM_MB=8"
+
+is "$(filed "$T/a")" "0.0" "the default share keeps the staging in memory"
+is "$(gt "$(in_ram "$T/a")" 1)" "1" "  ($(in_ram "$T/a") MB of it)"
+is "$(gt "$(share "$T/a")" 67)" "1" "  a share of at least 64 MiB ($(share "$T/a") MB)"
+is "$(in_ram "$T/b")" "0.0" "a share of 0 keeps nothing in memory"
+is "$(gt "$(filed "$T/b")" 1)" "1" "  and writes the staging to files ($(filed "$T/b") MB)"
+is "$(share "$T/c")" "8.4" "NX_SPILL_RAM_MB=8 sets the share"
+is "$(gt "$(in_ram "$T/c")" 4)" "1" "  which holds some in memory ($(in_ram "$T/c") MB)"
+is "$(gt "$(filed "$T/c")" 1)" "1" "  and writes the rest to files ($(filed "$T/c") MB)"
+is "$(gt "$(filed "$T/b")" "$(filed "$T/c")")" "1" "  less than with none in memory"
+
+sum() {
+	"$NX" sql "$1" "SELECT id, unit, ts, dur, depth, name, cat, kind, value, args FROM events" |
+		md5sum
+}
+esum() { "$NX" sql "$1" "SELECT src, dst, kind, label FROM edges" | md5sum; }
+is "$(jget "$T/a.json" "j['slices']")" "60000" "all 60000 events stored"
+for x in b c; do
+	eval "id=\$$x"
+	is "$(sum "$T/$x/traces/$id.db")" "$(sum "$T/a/traces/$a.db")" \
+		"$x: the same events and args"
+	is "$(esum "$T/$x/traces/$id.db")" "$(esum "$T/a/traces/$a.db")" \
+		"$x: the same edges, labels included"
+done
+is "$(jget "$T/a.json" "sum(j['flows'].values()) > 100000")" "True" "and there are edges"
+
+for bad in x -1 99999999; do
+	ingest_with "$T/d$bad" NX_SPILL_RAM_MB=$bad >/dev/null
+	is "$(share "$T/d$bad")" "$(share "$T/a")" "NX_SPILL_RAM_MB=$bad is ignored"
+done
+done_testing
