@@ -150,7 +150,9 @@ st_spill_ram_room(struct st_spill *sp, size_t n)
 		st_spill_ram_give(cap - sp->cap);
 		return 1;
 	}
-	(void)madvise(m, cap, MADV_HUGEPAGE);	/* a hint: fine if refused */
+	/* a hint, fine if refused; not for the plain-memory peer of the benchmarks */
+	if (tc_env_num("NX_MALLOC_THP", 0, 1, 1))
+		(void)madvise(m, cap, MADV_HUGEPAGE);
 	sp->mem = m;
 	sp->cap = cap;
 	return 0;
