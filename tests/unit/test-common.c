@@ -154,6 +154,65 @@ put_file(const char *root, const char *rel, const char *text)
 	free(path);
 }
 
+/* The plain byte loop: what the decoders must agree with. */
+static int
+ref_uvarint(const uint8_t *p, const uint8_t *end, uint64_t *v, size_t *len)
+{
+	uint64_t r = 0;
+
+	for (size_t i = 0; i < TC_VARINT_MAX && p + i < end; i++) {
+		r |= (uint64_t)(p[i] & 0x7f) << (7 * i);
+		if (p[i] < 0x80) {
+			*v = r;
+			*len = i + 1;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Every length of varint, canonical or padded with 0x80 groups (protobuf
+ * takes those), followed by random bytes and read with the end right after
+ * it or further: tc_uvarint_get() and tc_uvarint_get_room() (with their
+ * one- and two-byte shortcuts) give what the plain byte loop gives.
+ */
+static void
+test_varint_lengths(void)
+{
+	uint8_t buf[2 * TC_VARINT_MAX];
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	int bad = 0, tried = 0;
+
+	for (int i = 0; i < 50000; i++) {
+		uint64_t v, want, a = 1, b = 2;
+		const uint8_t *p = buf, *q = buf;
+		size_t n, len;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		v = x >> (x % 64);
+		n = tc_uvarint_put(buf, v);
+		if (i % 3 == 0 && n < TC_VARINT_MAX) {	/* one more group, of zero */
+			buf[n - 1] |= 0x80;
+			buf[n++] = 0;
+		}
+		for (size_t k = n; k < sizeof(buf); k++)
+			buf[k] = (uint8_t)(x >> (8 * (k % 8)));
+		if (ref_uvarint(buf, buf + n, &want, &len) || want != v || len != n) {
+			bad++;
+			continue;
+		}
+		tried++;
+		bad += tc_uvarint_get(&p, buf + (i % 2 ? n : sizeof(buf)), &a) != 0 ||
+		       tc_uvarint_get_room(&q, &b) != 0 || a != v || b != v || p != buf + n ||
+		       q != buf + n;
+	}
+	ok(bad == 0 && tried == 50000, "varints of 1 to 10 bytes read as the byte loop reads them (%d, %d wrong)",
+	   tried, bad);
+}
+
 /*
  * tc_uvarint_get_room() against tc_uvarint_get(): the same values and
  * lengths for every length of varint, and both refuse one longer than
@@ -409,6 +468,7 @@ main(void)
 	test_copy();
 	test_mem_total();
 	test_varint_room();
+	test_varint_lengths();
 	unsetenv("NX_TEST_NUM");
 	is_int(tc_env_num("NX_TEST_NUM", 1, 8, 3), 3, "env number: unset gives the default");
 	setenv("NX_TEST_NUM", "5", 1);
