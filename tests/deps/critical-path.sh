@@ -125,6 +125,19 @@ is "$(jget "$T/cp6w.json" "' '.join('%s/%d/%d' % (h['name'], h['wait_ns'], h['wo
 is "$(jget "$T/cp7.json" "' '.join('%s/%s' % (h['name'], h['label']) for h in j['hops'])")" \
 	"launchA/None opA/last child prepB/program order via opB launchB/program order kB/launch:2" \
 	"from a kernel back along its launch, its sibling, the enclosing op's sibling and its last child"
+# The sibling after, as chains see it (siblings.json: P1 > a b c(c1) d e,
+# then P2 > f; e starts in P1 and ends after it): most often the next id,
+# else the next slice at that depth that starts in the parent, none when
+# that one ends after the parent.
+sid=$id
+id=$(ingest_id "$DD/siblings.json")
+ok $? "siblings.json ingests"
+is "$(po a out) / $(po b out) / $(po c out) / $(po P1 out)" "b / c / d / P2" \
+	"the next sibling: the next id, or past a child (c1) or the children (P1)"
+is "$(po d out) / $(po e in) / $(po f in) / $(po P2 in)" " /  /  / P1" \
+	"none when it ends after the parent (e, which has none either); first children have none before"
+id=$sid
+
 # The same trace as Perfetto (thread and stream tracks): the same answers.
 "$NX" convert "$DD/nested.json" "$T/nested.pftrace"
 ok $? "nested.json converts to Perfetto"
