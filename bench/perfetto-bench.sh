@@ -119,7 +119,8 @@ peer that shows what page faults cost on this machine.
 Load average when the runs ended: $(cut -d' ' -f1-3 /proc/loadavg) (on a shared box the CPU column is the
 steadier figure; MB/s and events/s are from wall time).  Of the peak RSS, $(( $(evn pftrace) * 4 / 1048576 )) MiB is the
 store's seq -> id map (4 bytes per event); the rest is bounded whatever the trace size: the
-staging runs being filled and sorted (56 MiB each), SQLite's page cache, the summary buckets of
+staging runs being filled and sorted (56 MiB each), the staged bytes up to their share of
+memory (a sixteenth of it; beyond, spill files), SQLite's page cache, the summary buckets of
 the units being finished and the chunks in flight (docs/architecture.md).
 
 Reference: Perfetto's trace processor is reported at about 40 MB/s for protobuf ingest.
