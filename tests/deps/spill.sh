@@ -5,25 +5,18 @@
 # budget, so most of them take the spill file, stores exactly the edges that
 # the default budget (all in memory) stores.
 . "$NX_SRCDIR/tests/lib.sh"
-GEN=${NX_BUILDDIR:-$(pwd)}/tests/deps-gen
-[ -x "$GEN" ] || skip_all "no tests/deps-gen in the build directory"
+. "$NX_SRCDIR/tests/deps/deps-lib.sh"
 
-"$GEN" -n 80000 -s 7 >"$T/trace.json"
-ok $? "deps-gen writes an 80000-event trace"
-
-# ingest_with DIR [VAR=VALUE...]: ingest with phase times on; the id, and
-# the "edge pages" line in DIR.pages
+gen_trace 80000 7
+# ingest_with DIR [VAR=VALUE...]: the id; the "edge pages" line in DIR.lines
 ingest_with() {
-	dir=$1
+	iw_dir=$1
 	shift
-	env "$@" NX_STORE_TIMING=1 "$NX" ingest --data "$dir" --json "$T/trace.json" \
-		>"$dir.json" 2>"$dir.err" || return 1
-	grep '^store: edge pages' "$dir.err" >"$dir.pages"
-	jget "$dir.json" "j['id']"
+	ingest_timed "$iw_dir" '^store: edge pages' "$@"
 }
 # spilled DIR: MB spilled, as printed
-spilled() { sed 's/.* MB in memory *\([0-9.]*\) MB spilled.*/\1/' "$1.pages"; }
-budget() { sed 's/.*(budget \([0-9.]*\) MB).*/\1/' "$1.pages"; }
+spilled() { sed 's/.* MB in memory *\([0-9.]*\) MB spilled.*/\1/' "$1.lines"; }
+budget() { sed 's/.*(budget \([0-9.]*\) MB).*/\1/' "$1.lines"; }
 
 a=$(ingest_with "$T/a" NX_EDGE_RAM_MB=1)
 ok $? "ingest with a 1 MiB edge budget"

@@ -7,26 +7,19 @@
 # same events, args and edges.  A synthetic engine trace (tests/deps-gen)
 # with small runs (NX_STORE_RUN_KEYS) so that there are many of them.
 . "$NX_SRCDIR/tests/lib.sh"
-GEN=${NX_BUILDDIR:-$(pwd)}/tests/deps-gen
-[ -x "$GEN" ] || skip_all "no tests/deps-gen in the build directory"
+. "$NX_SRCDIR/tests/deps/deps-lib.sh"
 
-"$GEN" -n 60000 -s 11 >"$T/trace.json"
-ok $? "deps-gen writes a 60000-event trace"
-
-# ingest_with DIR [VAR=VALUE...]: ingest with phase times on; the id, and
-# the "staging" line in DIR.staging
+gen_trace 60000 11
+# ingest_with DIR [VAR=VALUE...]: the id; the "staging" line in DIR.lines
 ingest_with() {
-	dir=$1
+	iw_dir=$1
 	shift
-	env "$@" NX_STORE_RUN_KEYS=5000 NX_STORE_TIMING=1 "$NX" ingest --data "$dir" \
-		--json "$T/trace.json" >"$dir.json" 2>"$dir.err" || return 1
-	grep '^store: staging' "$dir.err" >"$dir.staging"
-	jget "$dir.json" "j['id']"
+	ingest_timed "$iw_dir" '^store: staging' NX_STORE_RUN_KEYS=5000 "$@"
 }
 # in_ram DIR, filed DIR, share DIR: MB, as printed
-in_ram() { sed 's/.* \([0-9.]*\) MB in memory at most.*/\1/' "$1.staging"; }
-filed() { sed 's/.* \([0-9.]*\) MB to files.*/\1/' "$1.staging"; }
-share() { sed 's/.*(share \([0-9.]*\) MB).*/\1/' "$1.staging"; }
+in_ram() { sed 's/.* \([0-9.]*\) MB in memory at most.*/\1/' "$1.lines"; }
+filed() { sed 's/.* \([0-9.]*\) MB to files.*/\1/' "$1.lines"; }
+share() { sed 's/.*(share \([0-9.]*\) MB).*/\1/' "$1.lines"; }
 gt() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > b) }'; }
 
 a=$(ingest_with "$T/a")
