@@ -17,7 +17,7 @@ ingest_with() {
 	ingest_timed "$iw_dir" '^store: staging' NX_STORE_RUN_KEYS=5000 "$@"
 }
 # in_ram DIR, filed DIR, share DIR: MB, as printed
-in_ram() { sed 's/.* \([0-9.]*\) MB in memory at most.*/\1/' "$1.lines"; }
+in_ram() { sed 's/.* \([0-9.]*\) MB reserved in memory.*/\1/' "$1.lines"; }
 filed() { sed 's/.* \([0-9.]*\) MB to files.*/\1/' "$1.lines"; }
 share() { sed 's/.*(share \([0-9.]*\) MB).*/\1/' "$1.lines"; }
 gt() { awk -v a="$1" -v b="$2" 'BEGIN { print (a > b) }'; }
