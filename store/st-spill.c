@@ -34,6 +34,7 @@
 
 #define ST_SPILL_BUF (1u << 20)
 #define ST_SPILL_RAM_FIRST ((size_t)4 << 20)	/* a spill's first mapping in memory */
+#define ST_SPILL_RAM_STEP ((size_t)2 << 20)	/* the least it grows by: a huge page */
 #define ST_SPILL_RAM_LEAST ((size_t)64 << 20)
 #define ST_SPILL_RAM_MOST ((size_t)4 << 30)
 
@@ -140,8 +141,13 @@ st_spill_ram_room(struct st_spill *sp, size_t n)
 		return 1;
 	while (cap < need)
 		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-	if (!st_spill_ram_take(cap - sp->cap))
-		return 1;
+	if (!st_spill_ram_take(cap - sp->cap)) {
+		/* no room to double: what it needs, in whole huge pages, may fit */
+		cap = need > SIZE_MAX - ST_SPILL_RAM_STEP ? need :
+		      (need + ST_SPILL_RAM_STEP - 1) / ST_SPILL_RAM_STEP * ST_SPILL_RAM_STEP;
+		if (cap <= sp->cap || !st_spill_ram_take(cap - sp->cap))
+			return 1;
+	}
 	if (sp->mem)
 		m = mremap(sp->mem, sp->cap, cap, MREMAP_MAYMOVE);
 	else
