@@ -94,7 +94,8 @@ struct st_spill {		/* an append-only unlinked file, mmap'd to read */
 	 * out; the file is written only from then on */
 	char *mem;
 	size_t cap;
-	bool ram;
+	bool ram;		/* the bytes are in @mem */
+	bool shared;		/* opened with ST_SPILL_RAM */
 	char *buf;		/* write buffer being filled */
 	size_t n;
 	uint64_t size;		/* logical size: written + buffered */
@@ -141,8 +142,8 @@ int st_spill_open(struct st_spill *sp, const char *base, const char *suffix, uns
 size_t st_spill_ram(void);
 /**
  * st_spill_usage - for the process so far: the bytes its ST_SPILL_RAM spills
- * hold in memory now and the most they held, and the bytes any spill wrote
- * to its file.
+ * hold in memory now and the most they held, and the bytes they wrote to
+ * their files once the share was used up.
  */
 void st_spill_usage(size_t *ram_now, size_t *ram_top, uint64_t *filed);
 int st_spill_write(struct st_spill *sp, const void *p, size_t n);
