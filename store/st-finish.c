@@ -1088,8 +1088,9 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 		uint64_t filed;
 
 		st_spill_usage(&now, &top, &filed);
-		fprintf(stderr, "store: staging   %6.1f MB reserved in memory at most %8.1f MB to files (share %.1f MB)\n",
-			(double)top / 1e6, (double)filed / 1e6, (double)st_spill_ram() / 1e6);
+		fprintf(stderr, "store: staging   %6.1f MB reserved in memory at most %8.1f MB to files"
+			" (share %.1f MB)\n", (double)top / 1e6, (double)filed / 1e6,
+			(double)st_spill_ram() / 1e6);
 	}
 	/* the explicit and derived edges, packed per block of events (st-edges.c) */
 	rc = st_exec(w->db, "PRAGMA cache_size=-4096;", err);

@@ -22,7 +22,8 @@
  * trace of any size still stages in bounded memory.  A 504 MB Perfetto
  * trace stages 285 MB (runs and args): with them in memory its ingest took
  * about 5% less wall time, a 10M-event engine trace's analysis, which reads
- * the args again, 6-24% in two pairs (docs/benchmarks-perfetto.md, benchmarks-deps.md).
+ * the args again, 6-24% in two pairs (docs/benchmarks-perfetto.md,
+ * docs/benchmarks-deps.md).
  * The cost is resident memory: a 1 GB Kineto trace's 645 MB of args held
  * its peak RSS at 957 MiB instead of 370, for no speed either way.
  */
