@@ -183,6 +183,14 @@ tc_mem_total(void)
 	return tc_mem_total_at("");
 }
 
+uint64_t
+tc_mem_share(unsigned div, uint64_t least, uint64_t most)
+{
+	uint64_t mem = tc_mem_total();
+
+	return mem ? TC_MAX(least, TC_MIN(mem / div, most)) : least;
+}
+
 int
 tc_ncpus_at(const char *root)
 {

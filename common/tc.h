@@ -214,6 +214,11 @@ uint64_t tc_mem_total(void);
 /** tc_mem_total_at - tc_mem_total() with /proc and /sys read under @root (tests). */
 uint64_t tc_mem_total_at(const char *root);
 /**
+ * tc_mem_share - a 1/@div share of tc_mem_total(), within [@least, @most];
+ * @least when the total cannot be read.
+ */
+uint64_t tc_mem_share(unsigned div, uint64_t least, uint64_t most);
+/**
  * tc_ncpus - the CPUs this process may use: its affinity mask (as nproc(1)
  * counts), lowered to its cgroup's CPU quota rounded up (v2 cpu.max, v1
  * cpu.cfs_quota_us / cpu.cfs_period_us).  At least 1.

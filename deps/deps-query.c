@@ -333,10 +333,12 @@ dq_sibling(struct dq *q, const struct dq_ev *ev, const struct dq_ev *par, bool a
 	}
 	/* the same for the sibling after: most often the id just after */
 	if (!dq_event(q, ev->id + 1, &sib) && sib.unit == ev->unit && sib.depth == ev->depth &&
-	    sib.kind == ST_EV_SLICE && sib.ts >= ev->ts && sib.ts <= hi)
-		return par && sib.ts + sib.dur > hi ? 0 : sib.id;
-	tc_err_clear(q->err);
-	id = dq_one(q, &q->next, next_sql, ev, ev->depth, ev->ts, hi, ev->id);
+	    sib.kind == ST_EV_SLICE && sib.ts >= ev->ts && sib.ts <= hi) {
+		id = sib.id;
+	} else {
+		tc_err_clear(q->err);
+		id = dq_one(q, &q->next, next_sql, ev, ev->depth, ev->ts, hi, ev->id);
+	}
 	if (id && par && (dq_event(q, id, &sib) || sib.ts + sib.dur > hi)) {
 		tc_err_clear(q->err);
 		return 0;	/* starts in the parent but does not end there */

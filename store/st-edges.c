@@ -124,14 +124,10 @@ size_t
 st_edges_ram(void)
 {
 	long mb = tc_env_num("NX_EDGE_RAM_MB", 1, (long)(ST_EDGE_RAM_MAX >> 20), 0);
-	uint64_t mem = tc_mem_total();
-	size_t ram = ST_EDGE_RAM;
 
 	if (mb)
 		return (size_t)mb << 20;
-	if (mem)
-		ram = TC_MAX(ram, (size_t)TC_MIN(mem / 16, (uint64_t)ST_EDGE_RAM_MAX));
-	return ram;
+	return (size_t)tc_mem_share(16, ST_EDGE_RAM, ST_EDGE_RAM_MAX);
 }
 
 void

@@ -51,19 +51,13 @@ st_spill_ram(void)
 {
 	static _Atomic size_t share;	/* worked out once: 0 is "not yet" */
 	size_t v = atomic_load(&share);
-	uint64_t mem;
 	long mb;
 
 	if (v)
-		return v - 1;
+		return v - 1;	/* tc_mem_total() reads /proc and /sys: once */
 	mb = tc_env_num("NX_SPILL_RAM_MB", 0, (long)(ST_SPILL_RAM_MOST >> 20), -1);
-	if (mb >= 0) {
-		v = (size_t)mb << 20;
-	} else {
-		mem = tc_mem_total();
-		v = mem ? (size_t)TC_MIN(mem / 16, (uint64_t)ST_SPILL_RAM_MOST) : ST_SPILL_RAM_LEAST;
-		v = TC_MAX(v, ST_SPILL_RAM_LEAST);
-	}
+	v = mb >= 0 ? (size_t)mb << 20 :
+	    (size_t)tc_mem_share(16, ST_SPILL_RAM_LEAST, ST_SPILL_RAM_MOST);
 	atomic_store(&share, v + 1);
 	return v;
 }
@@ -124,7 +118,6 @@ st_spill_ram_out(struct st_spill *sp)
 	int rc = sp->size ? tc_write_all(sp->fd, sp->mem, (size_t)sp->size) : 0;
 
 	atomic_fetch_add(&st_spill_filed, sp->size);
-
 	st_spill_ram_free(sp);
 	if (!sp->buf)
 		sp->buf = tc_xmalloc(ST_SPILL_BUF);

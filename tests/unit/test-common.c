@@ -263,6 +263,11 @@ test_mem_total(void)
 	if (!root)
 		return;
 	is_int((long long)tc_mem_total_at(root), (long long)phys, "no cgroup files: physical memory");
+	is_int((long long)tc_mem_share(16, 1, UINT64_MAX), (long long)(tc_mem_total() / 16),
+	       "tc_mem_share: a sixteenth of this process's memory");
+	is_int((long long)tc_mem_share(16, UINT64_MAX / 2, UINT64_MAX), (long long)(UINT64_MAX / 2),
+	       "tc_mem_share: at least the least");
+	is_int((long long)tc_mem_share(16, 1, 4096), 4096, "tc_mem_share: at most the most");
 
 	r = tc_xasprintf("%s/v2", root);
 	put_file(r, "proc/self/cgroup", "0::/system.slice/nx.service\n");
