@@ -1,7 +1,7 @@
 noinst_LIBRARIES += libcommon.a
 libcommon_a_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS) $(CRYPTO_CFLAGS) $(JANSSON_CFLAGS)
 libcommon_a_SOURCES = common/tc.h common/tc-varint.h common/tc-hash.h common/tc-sort.h common/tc-rank.h common/tc-err.c common/tc-mem.c common/tc-buf.c \
-	common/tc-arena.c common/tc-input.c common/tc-util.c common/tc-copy.c common/tc-limits.c \
+	common/tc-arena.c common/tc-input.c common/tc-util.c common/tc-copy.c common/tc-limits.c common/tc-wbehind.c \
 	common/tc-jw.h common/tc-jw.c common/tc-json.h common/tc-json.c
 
 check_PROGRAMS += tests/unit/test-common

@@ -24,6 +24,16 @@ tc_xmalloc(size_t n)
 }
 
 void *
+tc_xaligned(size_t align, size_t n)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, align, n ? n : 1))
+		tc_oom(n);
+	return p;
+}
+
+void *
 tc_xcalloc(size_t n, size_t m)
 {
 	void *p = calloc(n ? n : 1, m ? m : 1);

@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdbool.h>
+#include <pthread.h>
 
 #define TC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define TC_MIN(a, b) ((a) < (b) ? (a) : (b))
@@ -48,6 +49,9 @@ void tc_err_clear(struct tc_err *err);
 /* Checked allocation: running out of memory is fatal in the CLI and server. */
 void *tc_xmalloc(size_t n);
 void *tc_xcalloc(size_t n, size_t m);
+/* tc_xaligned - @n bytes at a multiple of @align (a power of two, at least
+ * sizeof(void *)), for free(); out of memory is fatal as for tc_xmalloc(). */
+void *tc_xaligned(size_t align, size_t n);
 void *tc_xrealloc(void *p, size_t n);
 char *tc_xstrdup(const char *s);
 /* tc_xstrndup: at most @n bytes of @s, stopping at a NUL, like strndup(3). */
@@ -229,6 +233,52 @@ int tc_ncpus_at(const char *root);
 
 /** tc_write_all - write all @n bytes of @buf to @fd (retrying short writes); 0 or -errno. */
 int tc_write_all(int fd, const void *buf, size_t n);
+
+/*
+ * Write-behind (common/tc-wbehind.c): a background thread writes one handed
+ * buffer at a time with the owner's callback while the caller fills the
+ * next, in hand-over order.
+ */
+/** tc_wb_fn - write @n bytes of @job for @ctx; 0 or -errno. */
+typedef int (*tc_wb_fn)(void *ctx, void *job, size_t n);
+
+/**
+ * struct tc_wbehind - one writer behind the caller (fields private to
+ * common/tc-wbehind.c).  @pend is the thread's until written, then it
+ * becomes @spare, which the next hand-over gives back to the caller.
+ */
+struct tc_wbehind {
+	tc_wb_fn write;
+	void *ctx;
+	const char *what;	/* the thread's name, "nx-" before it */
+	pthread_t thr;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool thr_on, no_thr, quit;
+	void *pend;
+	size_t pendn;
+	void *spare;
+	int werr;		/* the first error of the writes, sticky */
+};
+
+/** tc_wb_init - an idle writer calling @write(@ctx, ...); no thread yet. */
+void tc_wb_init(struct tc_wbehind *wb, tc_wb_fn write, void *ctx, const char *what);
+/**
+ * tc_wb_put - hand *@job (@n bytes) to the thread once the job in flight is
+ * written, and set *@job to the buffer written before (NULL when none: the
+ * caller allocates one).  Without a thread the job is written in place and
+ * *@job stays.
+ * Return: 0, or the first error of any write so far (*@job then stays the
+ * caller's).
+ */
+int tc_wb_put(struct tc_wbehind *wb, void **job, size_t n);
+/** tc_wb_wait - wait until the job in flight is written; the first error of any write, or 0. */
+int tc_wb_wait(struct tc_wbehind *wb);
+/**
+ * tc_wb_stop - write the job in flight and end the thread.
+ * Return: the spare buffer, the caller's to free (NULL when none).
+ */
+void *tc_wb_stop(struct tc_wbehind *wb);
 
 /** tc_hexval - value of hex digit @c, -1 when @c is not one. */
 int tc_hexval(int c);

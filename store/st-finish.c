@@ -1123,7 +1123,16 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 		goto out;
 	}
 	rc = st_exec(w->db, "COMMIT", err);
+	if (!rc)
+		rc = st_vfs_settle(w->db, path, err);
 	st_fin_time(&f, "commit");
+	if (f.t0) {
+		uint64_t db, dn, dw;
+
+		st_vfs_direct_usage(&db, &dn, &dw);
+		fprintf(stderr, "store: direct     %.1f MB in %llu writes, %llu waits\n",
+			db / 1e6, (unsigned long long)dn, (unsigned long long)dw);
+	}
 out:
 	if (stats)
 		*stats = w->stats;

@@ -161,6 +161,15 @@ st_spill_ram_room(struct st_spill *sp, size_t n)
 	return 0;
 }
 
+/* The write-behind thread's callback: append @n bytes of @buf. */
+static int
+st_spill_put(void *ctx, void *buf, size_t n)
+{
+	struct st_spill *sp = ctx;
+
+	return tc_write_all(sp->fd, buf, n);
+}
+
 int
 st_spill_open(struct st_spill *sp, const char *base, const char *suffix, unsigned flags,
 	      struct tc_err *err)
@@ -175,6 +184,7 @@ st_spill_open(struct st_spill *sp, const char *base, const char *suffix, unsigne
 		goto out;
 	}
 	unlink(path);
+	tc_wb_init(&sp->wb, st_spill_put, sp, "spill-write");
 	sp->shared = flags & ST_SPILL_RAM;
 	sp->ram = sp->shared && st_spill_ram() > 0;
 	if (!sp->ram)
@@ -184,102 +194,12 @@ out:
 	return rc;
 }
 
-static void *
-st_spill_thread(void *arg)
-{
-	struct st_spill *sp = arg;
-	char *p;
-	size_t n;
-	int rc;
-
-	tc_thread_name("spill-write");
-
-	pthread_mutex_lock(&sp->mu);
-	for (;;) {
-		while (!sp->pend && !sp->quit)
-			pthread_cond_wait(&sp->cv, &sp->mu);
-		if (!sp->pend)
-			break;
-		p = sp->pend;
-		n = sp->pendn;
-		pthread_mutex_unlock(&sp->mu);
-		rc = sp->werr ? 0 : tc_write_all(sp->fd, p, n);
-		pthread_mutex_lock(&sp->mu);
-		if (rc < 0 && !sp->werr)
-			sp->werr = rc;
-		sp->spare = p;
-		sp->pend = NULL;
-		pthread_cond_broadcast(&sp->cv);
-	}
-	pthread_mutex_unlock(&sp->mu);
-	return NULL;
-}
-
-/* Wait until the buffer in flight is written; the thread's first error. */
-static int
-st_spill_wait(struct st_spill *sp)
-{
-	int rc;
-
-	if (!sp->thr_on)
-		return 0;
-	pthread_mutex_lock(&sp->mu);
-	while (sp->pend)
-		pthread_cond_wait(&sp->cv, &sp->mu);
-	rc = sp->werr;
-	pthread_mutex_unlock(&sp->mu);
-	return rc;
-}
-
-static void
-st_spill_stop(struct st_spill *sp)
-{
-	if (!sp->thr_on)
-		return;
-	pthread_mutex_lock(&sp->mu);
-	sp->quit = true;
-	pthread_cond_broadcast(&sp->cv);
-	pthread_mutex_unlock(&sp->mu);
-	pthread_join(sp->thr, NULL);
-	pthread_cond_destroy(&sp->cv);
-	pthread_mutex_destroy(&sp->mu);
-	sp->thr_on = false;
-}
-
-/* Hand the full buffer to the thread (started on first use) and go on with the other one. */
+/* Hand the full buffer to the thread and go on with the other one. */
 static int
 st_spill_flush_async(struct st_spill *sp)
 {
-	int rc;
+	int rc = tc_wb_put(&sp->wb, (void **)&sp->buf, sp->n);
 
-	if (!sp->thr_on && !sp->no_thr) {
-		pthread_mutex_init(&sp->mu, NULL);
-		pthread_cond_init(&sp->cv, NULL);
-		if (pthread_create(&sp->thr, NULL, st_spill_thread, sp) == 0) {
-			sp->thr_on = true;
-		} else {
-			pthread_cond_destroy(&sp->cv);
-			pthread_mutex_destroy(&sp->mu);
-			sp->no_thr = true;	/* write in place from now on */
-		}
-	}
-	if (!sp->thr_on) {
-		rc = tc_write_all(sp->fd, sp->buf, sp->n);
-		sp->n = 0;
-		return rc;
-	}
-	pthread_mutex_lock(&sp->mu);
-	while (sp->pend)
-		pthread_cond_wait(&sp->cv, &sp->mu);
-	rc = sp->werr;
-	if (!rc) {
-		sp->pend = sp->buf;
-		sp->pendn = sp->n;
-		sp->buf = sp->spare;
-		sp->spare = NULL;
-		pthread_cond_broadcast(&sp->cv);
-	}
-	pthread_mutex_unlock(&sp->mu);
 	if (!sp->buf)
 		sp->buf = tc_xmalloc(ST_SPILL_BUF);
 	sp->n = 0;
@@ -333,9 +253,8 @@ st_spill_map(struct st_spill *sp)
 		sp->mapsz = (size_t)sp->size;
 		return 0;
 	}
-	rc = st_spill_wait(sp);
-
-	st_spill_stop(sp);
+	rc = tc_wb_wait(&sp->wb);
+	free(tc_wb_stop(&sp->wb));
 	if (rc < 0)
 		return rc;
 	rc = tc_write_all(sp->fd, sp->buf, sp->n);
@@ -343,8 +262,7 @@ st_spill_map(struct st_spill *sp)
 	if (rc < 0)
 		return rc;
 	free(sp->buf);
-	free(sp->spare);
-	sp->buf = sp->spare = NULL;
+	sp->buf = NULL;
 	if (!sp->size)
 		return 0;
 	if (sp->size > SIZE_MAX)
@@ -368,14 +286,12 @@ st_spill_drop(struct st_spill *sp)
 void
 st_spill_close(struct st_spill *sp)
 {
-	st_spill_stop(sp);
+	free(tc_wb_stop(&sp->wb));
 	st_spill_ram_free(sp);
 	if (sp->map)
 		munmap(sp->map, sp->mapsz);
 	if (sp->fd > 0)
 		close(sp->fd);
 	free(sp->buf);
-	free(sp->spare);
-	free(sp->pend);
 	memset(sp, 0, sizeof(*sp));
 }

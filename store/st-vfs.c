@@ -15,6 +15,10 @@
  * written once by st_writer and replaced, never changed, afterwards.  A
  * read past the map (the file grew after it was mapped) goes to the
  * default VFS as before.  Everything else is forwarded unchanged.
+ *
+ * A second VFS, "nx-direct" (store/st-vfs-direct.c), is the one the writer
+ * builds a store through: the same forwarding, with the main database's
+ * page writes gathered and written with O_DIRECT behind the writer's back.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,14 +30,8 @@
 #include <unistd.h>
 #include "store/store-int.h"
 
-struct st_vfile {
-	sqlite3_file base;	/* pMethods: st_vfile_io */
-	sqlite3_file *real;	/* the default VFS's file, right after this struct */
-	const uint8_t *map;	/* owned: the whole file as it was opened, or NULL */
-	size_t mapsz;
-};
-
 static sqlite3_vfs st_vfs;
+static sqlite3_vfs st_vfs_direct;	/* "nx-direct": st_vfs with st_dfile_open() */
 static sqlite3_vfs *st_vfs_real;	/* the default VFS */
 static pthread_once_t st_vfs_once = PTHREAD_ONCE_INIT;
 static atomic_ullong st_vfs_nmapped;	/* reads and fetches the map answered */
@@ -180,7 +178,7 @@ st_vfile_shm_unmap(sqlite3_file *f, int del)
 	return REAL(f)->pMethods->xShmUnmap(REAL(f), del);
 }
 
-static const sqlite3_io_methods st_vfile_io = {
+const sqlite3_io_methods st_vfile_io = {
 	.iVersion = 3,
 	.xClose = st_vfile_close,
 	.xRead = st_vfile_read,
@@ -322,8 +320,17 @@ st_vfs_init(void)
 	st_vfs.xDlError = st_vfs_real->xDlError;
 	st_vfs.xDlSym = st_vfs_real->xDlSym;
 	st_vfs.xDlClose = st_vfs_real->xDlClose;
-	if (sqlite3_vfs_register(&st_vfs, 0) != SQLITE_OK)
+	if (sqlite3_vfs_register(&st_vfs, 0) != SQLITE_OK) {
 		st_vfs.zName = NULL;
+		return;
+	}
+	st_vfs_direct = st_vfs;
+	st_vfs_direct.zName = "nx-direct";
+	st_vfs_direct.szOsFile = (int)st_dfile_size() + st_vfs_real->szOsFile;
+	st_vfs_direct.pAppData = st_vfs_real;
+	st_vfs_direct.xOpen = st_dfile_open;
+	if (sqlite3_vfs_register(&st_vfs_direct, 0) != SQLITE_OK)
+		st_vfs_direct.zName = NULL;
 }
 
 const char *
@@ -331,6 +338,13 @@ st_vfs_name(void)
 {
 	pthread_once(&st_vfs_once, st_vfs_init);
 	return st_vfs.zName;
+}
+
+const char *
+st_vfs_direct_name(void)
+{
+	pthread_once(&st_vfs_once, st_vfs_init);
+	return st_vfs_direct.zName;
 }
 
 uint64_t

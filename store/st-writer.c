@@ -27,8 +27,9 @@ st_writer_open(struct st_writer **wp, const char *path, struct tc_err *err)
 	w->max_end = INT64_MIN;
 	w->prog.phase = -1;
 	unlink(path);
+	/* "nx-direct": the store's pages go to the disk with O_DIRECT */
 	if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+			    SQLITE_OPEN_NOMUTEX, st_vfs_direct_name()) != SQLITE_OK) {
 		rc = tc_err_set(err, -EIO, "%s: cannot create: %s", path,
 				w->db ? sqlite3_errmsg(w->db) : "out of memory");
 		goto out;

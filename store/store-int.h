@@ -103,14 +103,51 @@ struct st_spill {		/* an append-only unlinked file, mmap'd to read */
 	size_t mapsz;
 	/* a full buffer is written by a background thread while the caller
 	 * fills the other one (see st-spill.c) */
-	pthread_t thr;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool thr_on, no_thr, quit;
-	char *pend, *spare;	/* handed to the thread / free for the caller */
-	size_t pendn;
-	int werr;		/* first error of the thread's writes */
+	struct tc_wbehind wb;
 };
+
+/* A file of the VFSs of store/st-vfs.c: the default VFS's file follows it
+ * in the same allocation (after struct st_dfile for "nx-direct"). */
+struct st_vfile {
+	sqlite3_file base;	/* pMethods: st_vfile_io, or st-vfs-direct.c's */
+	sqlite3_file *real;	/* the default VFS's file */
+	const uint8_t *map;	/* owned: the whole file as it was opened, or NULL */
+	size_t mapsz;
+};
+
+/* Forwards every call to the default VFS's file, reads from the map first. */
+extern const sqlite3_io_methods st_vfile_io;
+
+/* store/st-vfs-direct.c, for st-vfs.c's "nx-direct" */
+size_t st_dfile_size(void);
+int st_dfile_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
+		  int *out);
+
+/* sqlite3_file_control() opcode of "nx-direct" files: write what is
+ * gathered, wait for it; the argument, an int *, gets the first write
+ * error's errno (0 when none). */
+#define ST_FCNTL_SETTLE 0x4e5801
+
+/**
+ * st_vfs_direct_name - the name of the VFS the writer builds a trace store
+ * through (store/st-vfs-direct.c): the main database's whole-page writes
+ * are gathered and written with O_DIRECT by a background thread, sparing
+ * the copy into the page cache and its writeback.  NULL (the default VFS)
+ * when the default one cannot be wrapped.  NX_STORE_DIRECT=0 turns the
+ * direct writes off (the files are then written as the default VFS does).
+ */
+const char *st_vfs_direct_name(void);
+
+/**
+ * st_vfs_settle - write and wait for what the store @db (main database)
+ * has gathered: 0, or -errno with @err set (naming @path) when a write
+ * failed.  A no-op for files of other VFSs.
+ */
+int st_vfs_settle(sqlite3 *db, const char *path, struct tc_err *err);
+
+/** st_vfs_direct_usage - bytes "nx-direct" files wrote directly, in how many
+ * system calls, and how often they waited for their thread, so far. */
+void st_vfs_direct_usage(uint64_t *bytes, uint64_t *writes, uint64_t *waits);
 
 /**
  * st_vfs_name - the name of the VFS that maps whole files (store/st-vfs.c),

@@ -6,6 +6,8 @@
 # memory until a small share runs out and in files from there, store the
 # same events, args and edges.  A synthetic engine trace (tests/deps-gen)
 # with small runs (NX_STORE_RUN_KEYS) so that there are many of them.
+# And how the store itself is written: with O_DIRECT through "nx-direct"
+# (the default) or through the page cache (NX_STORE_DIRECT=0), the same.
 . "$NX_SRCDIR/tests/lib.sh"
 . "$NX_SRCDIR/tests/deps/deps-lib.sh"
 
@@ -53,6 +55,17 @@ for x in b c; do
 		"$x: the same edges, labels included"
 done
 is "$(jget "$T/a.json" "sum(j['flows'].values()) > 100000")" "True" "and there are edges"
+
+# direct DIR: the MB the store's file took in direct writes, as printed
+direct() { sed -n 's/^store: direct *\([0-9.]*\) MB.*/\1/p' "$1.err"; }
+e=$(ingest_with "$T/e" NX_STORE_DIRECT=0)
+ok $? "ingest with NX_STORE_DIRECT=0"
+is "$(gt "$(direct "$T/a")" 5)" "1" "by default the store is written directly ($(direct "$T/a") MB)"
+is "$(direct "$T/e")" "0.0" "  and with NX_STORE_DIRECT=0 through the page cache"
+is "$(sum "$T/e/traces/$e.db")" "$(sum "$T/a/traces/$a.db")" "  the same events and args"
+is "$(esum "$T/e/traces/$e.db")" "$(esum "$T/a/traces/$a.db")" "  the same edges"
+is "$("$NX" sql "$T/a/traces/$a.db" "PRAGMA integrity_check")" "ok" \
+	"  and the directly written store passes SQLite's integrity check"
 
 for bad in x -1 99999999; do
 	ingest_with "$T/d$bad" NX_SPILL_RAM_MB=$bad >/dev/null
