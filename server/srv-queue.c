@@ -261,6 +261,8 @@ worker_main(void *arg)
 		w->progress = 0;
 		pthread_cond_broadcast(&s->done_cv);
 		pthread_mutex_unlock(&s->q_mu);
+		if (!rc)	/* written around the page cache: read it back in */
+			st_library_warm(w->lib, id);
 	}
 	return NULL;
 }

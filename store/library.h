@@ -70,6 +70,15 @@ int st_library_ingest(struct st_library *lib, const char *id, st_phase_fn progre
 		      void *ctx, struct st_stats *stats, struct tc_err *err);
 
 /**
+ * st_library_warm - start reading the store of trace @id into the page
+ * cache, in a detached thread, and return: its file was written around
+ * the page cache (store/st-vfs-direct.c), so without this the first
+ * queries after an ingest wait for the disk.  For the server, which keeps
+ * running; nothing when the thread cannot be started.
+ */
+void st_library_warm(struct st_library *lib, const char *id);
+
+/**
  * st_library_add_ingest - st_library_add_raw() (copy, sha256 computed) and
  * st_library_ingest() in one call, for a local file: the copy into DATA/raw
  * and its sha256 run in a second thread while the reader parses @src_path

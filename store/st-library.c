@@ -474,6 +474,33 @@ out:
 	return rc;
 }
 
+static void *
+st_lib_warm_thread(void *arg)
+{
+	char *path = arg;	/* owned */
+
+	tc_thread_name("store-warm");
+	st_vfs_warm(path);
+	free(path);
+	return NULL;
+}
+
+void
+st_library_warm(struct st_library *lib, const char *id)
+{
+	char *path = st_library_trace_path(lib, id);
+	pthread_attr_t at;
+	pthread_t t;
+	int rc;
+
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &at, st_lib_warm_thread, path);
+	pthread_attr_destroy(&at);
+	if (rc)
+		free(path);
+}
+
 /*
  * A full disk shows up as whichever write hit it first (the raw copy, a
  * staging spill, SQLite's "database or disk is full"), each naming a

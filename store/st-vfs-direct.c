@@ -39,6 +39,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #include "store/store-int.h"
@@ -47,6 +48,7 @@
 #define ST_DBATCH_BYTES ((size_t)2 << 20)
 #define ST_DBATCH_MAX (ST_DBATCH_BYTES / ST_DIRECT_ALIGN)
 #define ST_DIOV 64		/* pages per pwritev() at most */
+#define ST_WARM_STEP ((off_t)2 << 20)	/* st_vfs_warm()'s read-ahead calls */
 
 struct st_dent {		/* a page of a batch */
 	int64_t off;		/* in the file */
@@ -450,4 +452,34 @@ st_vfs_settle(sqlite3 *db, const char *path, struct tc_err *err)
 		return 0;
 	e = e > 0 ? e : EIO;
 	return tc_err_set(err, -e, "%s: cannot write the store: %s", path, strerror(e));
+}
+
+/* The most st_vfs_warm() reads ahead: an eighth of the memory the process
+ * may use (no more than SQLite's page cache, the staging and the edges
+ * take while a trace is ingested, and they are given back by then). */
+static uint64_t
+st_vfs_warm_most(void)
+{
+	static _Atomic uint64_t most;
+
+	if (!most)
+		most = tc_mem_share(8, (uint64_t)64 << 20, (uint64_t)8 << 30);
+	return most;
+}
+
+void
+st_vfs_warm(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return;
+
+	/* the kernel reads ahead at most a few MiB per call */
+	if (fstat(fd, &st) == 0)
+		for (off_t off = 0; off < st.st_size && off < (off_t)st_vfs_warm_most();
+		     off += ST_WARM_STEP)
+			(void)posix_fadvise(fd, off, ST_WARM_STEP, POSIX_FADV_WILLNEED);
+	close(fd);
 }

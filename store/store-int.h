@@ -145,6 +145,16 @@ const char *st_vfs_direct_name(void);
  */
 int st_vfs_settle(sqlite3 *db, const char *path, struct tc_err *err);
 
+/**
+ * st_vfs_warm - ask the kernel to read the published store @path into the
+ * page cache, in the background (up to an eighth of the memory the process
+ * may use): its direct writes left none of it there, and the first queries
+ * after an ingest would wait for the disk.  Returns when the reads are
+ * queued: a while for a large file (the kernel takes a request queue's
+ * worth at a time), so not on an ingest's path (st_library_warm()).
+ */
+void st_vfs_warm(const char *path);
+
 /** st_vfs_direct_usage - bytes "nx-direct" files wrote directly, in how many
  * system calls, and how often they waited for their thread, so far. */
 void st_vfs_direct_usage(uint64_t *bytes, uint64_t *writes, uint64_t *waits);

@@ -3,7 +3,8 @@
 # tests/server/basic.sh - upload a hand-written trace (multipart, raw, gzip'd
 # raw), read back trace/units/timeline/events/search/summary/raw and check
 # them against the trace (tests/server/check.py), dedup of the same file,
-# delete, healthz, metrics, static files and SIGTERM.
+# delete, healthz, metrics, static files and SIGTERM; the new store read
+# back into the page cache.
 . "$NX_SRCDIR/tests/lib.sh"
 . "$NX_SRCDIR/tests/server/srv-lib.sh"
 CHK="$PY $NX_SRCDIR/tests/server/check.py"
@@ -28,6 +29,15 @@ is "$(jget "$T/t1.json" 'j["status"], j["name"], j["tags"], j["format"]')" \
 check "trace counts match the file" $CHK counts "$TR" "$T/t1.json"
 is "$(jget "$T/t1.json" 'j["size"]')" "$(wc -c <"$TR" | tr -d ' ')" "size is the raw size"
 is "$(jget "$T/t1.json" 'j["sha256"]')" "$(sha256sum "$TR" | cut -d' ' -f1)" "sha256 of the upload"
+# the store was written around the page cache (O_DIRECT); the server reads it back in
+if command -v fincore >/dev/null 2>&1; then
+	for _ in $(seq 50); do
+		set -- $(fincore -b -n -o RES,SIZE "$T/data/traces/$ID.db" 2>/dev/null)
+		[ "${1:-0}" -ge "${2:-1}" ] && break
+		sleep 0.1
+	done
+	is "${1:-0} bytes" "${2:-?} bytes" "the new store is in the page cache after the ingest"
+fi
 
 # ?name= and ?tags= with a multipart body: the form's fields win, not joined to them
 curl -s -o "$T/t1q.json" -F "trace=@$TR" -F name=form-name -F tags=form-tag \

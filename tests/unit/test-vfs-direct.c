@@ -7,7 +7,8 @@
  * queries against the same operations on a copy in memory; every read and,
  * at the end, the file's bytes must equal the copy.  Then a write error
  * (RLIMIT_FSIZE): kept, reported by the settle call and by SQL, never
- * lost; then NX_STORE_DIRECT=0 and a file system without O_DIRECT.
+ * lost; st_vfs_warm() putting a directly written file in the page cache;
+ * then NX_STORE_DIRECT=0 and a file system without O_DIRECT.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -233,6 +235,70 @@ out:
 	free(page);
 }
 
+/* Pages of @path in the page cache, out of *@total (mincore of a map). */
+static size_t
+resident(const char *path, size_t *total)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	size_t n = 0, pg = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned char *vec;
+	void *m;
+
+	*total = 0;
+	if (fd < 0 || fstat(fd, &st) < 0 || !st.st_size) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	*total = ((size_t)st.st_size + pg - 1) / pg;
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	vec = tc_xcalloc(1, *total);
+	if (m != MAP_FAILED && mincore(m, (size_t)st.st_size, vec) == 0)
+		for (size_t i = 0; i < *total; i++)
+			n += vec[i] & 1;
+	if (m != MAP_FAILED)
+		munmap(m, (size_t)st.st_size);
+	free(vec);
+	close(fd);
+	return n;
+}
+
+/* A file written directly is not in the page cache; st_vfs_warm() reads it in. */
+static void
+warm(const char *dir)
+{
+	char *path = tc_xasprintf("%s/warm.db", dir);
+	uint8_t *page = tc_xcalloc(1, 32768);
+	sqlite3_file *f = dopen(path);
+	size_t total, got = 0;
+
+	if (!f || f->pMethods->iVersion != 1) {
+		ok(1, "# SKIP no direct writes here");
+		if (f)
+			f->pMethods->xClose(f);
+		goto out;
+	}
+	for (int i = 0; i < 256; i++)	/* 8 MiB */
+		f->pMethods->xWrite(f, page, 32768, (sqlite3_int64)i * 32768);
+	f->pMethods->xClose(f);
+	got = resident(path, &total);
+	ok(got < total / 2, "a file written directly is mostly not cached (%zu of %zu pages)",
+	   got, total);
+	st_vfs_warm(path);
+	for (int i = 0; i < 50 && got < total; i++) {	/* the reads are queued, not waited for */
+		usleep(100000);
+		got = resident(path, &total);
+	}
+	ok(got == total, "st_vfs_warm() reads it into the page cache (%zu of %zu pages)", got,
+	   total);
+out:
+	free(f);
+	unlink(path);
+	free(path);
+	free(page);
+}
+
 int
 main(void)
 {
@@ -260,6 +326,7 @@ main(void)
 	unlink(path);
 	free(path);
 	write_error(dir);
+	warm(dir);
 
 	setenv("NX_STORE_DIRECT", "0", 1);
 	path = tc_xasprintf("%s/off.db", dir);
