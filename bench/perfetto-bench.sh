@@ -46,12 +46,11 @@ fi
 pbytes=$(stat -c %s "$big")
 jbytes=$(stat -c %s "$bigjson")
 
-# one run of FILE [ENV-WORDS...]: prints "seconds maxrss_kb events cpu_seconds minor_faults"
+# one run of FILE [ENV-WORDS...] into $w/data.$runs: prints "seconds maxrss_kb events cpu_seconds minor_faults"
 run() {
 	f=$1; shift
-	rm -rf "$w/data"
 	sync	# the previous run's writeback does not land in this one
-	/usr/bin/time -f "%e %M %U %S %R" -o "$w/time" env "$@" "$nx" ingest --data "$w/data" --json "$f" \
+	/usr/bin/time -f "%e %M %U %S %R" -o "$w/time" env "$@" "$nx" ingest --data "$w/data.$runs" --json "$f" \
 		>"$w/out" 2>"$w/err" || { cat "$w/err" >&2; return 1; }
 	ev=$(/usr/bin/python3 -c "
 import json, sys
@@ -62,14 +61,24 @@ print(o['slices'] + o['instants'] + o['counters'])" "$w/out")
 }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
+# Each run ingests into a data directory of its own, all kept until the end:
+# the stores stay on disk (and in the page cache, where they went through it)
+# as a server's library grows, instead of handing their pages back for the
+# next run to reuse.
+rm -rf "$w"/data "$w"/data.*
+runs=0
+
 : >"$w/res"
-# protobuf runs alternate with the peer for memory: glibc's malloc on 4 KiB
-# pages and SQLite's own page buffers (plain)
+# protobuf runs alternate with two peers: for memory, glibc's malloc on 4 KiB
+# pages and SQLite's own page buffers (plain); for the store's writes, the
+# page cache instead of O_DIRECT (buffered)
 i=0
 while [ $i -lt "$rep" ]; do
-	for fmt in pftrace plain; do
+	for fmt in pftrace plain buffered; do
 		e=""
 		[ $fmt = plain ] && e="NX_MALLOC_THP=0 NX_PAGE_POOL=0"
+		[ $fmt = buffered ] && e="NX_STORE_DIRECT=0"
+		runs=$((runs + 1))
 		# shellcheck disable=SC2086 # e: env words
 		r=$(run "$big" $e) || r="fail fail fail fail fail"
 		echo "$fmt $r" >>"$w/res"
@@ -79,6 +88,7 @@ while [ $i -lt "$rep" ]; do
 done
 i=0
 while [ $i -lt "$rep" ]; do
+	runs=$((runs + 1))
 	r=$(run "$bigjson") || r="fail fail fail fail fail"
 	echo "json $r" >>"$w/res"
 	echo "bench: json run $((i + 1)): $r"
@@ -91,7 +101,7 @@ cpu() { grep "^$1 " "$w/res" | awk '{print $5}' | median; }
 flt() { grep "^$1 " "$w/res" | awk '{print $6}' | median; }
 mbs() { awk -v b="$1" -v s="$2" 'BEGIN { if (s+0 > 0) printf "%.1f", b / 1e6 / s; else print "-" }'; }
 evs() { awk -v e="$1" -v s="$2" 'BEGIN { if (s+0 > 0) printf "%.0f", e / s; else print "-" }'; }
-ps=$(med pftrace); js=$(med json); pl=$(med plain)
+ps=$(med pftrace); js=$(med json); pl=$(med plain); bu=$(med buffered)
 # the hand-written notes after the generated part survive a rerun
 notes=""
 [ -f "$out" ] && notes=$(sed -n '/^## Reading these numbers/,$p' "$out")
@@ -104,17 +114,20 @@ $pbytes bytes of protobuf, $(evn pftrace) events.  The copies overlap in time (s
 timestamps), so each copy nests under the previous one: deeper stacks and $copies x the overlaps of
 one copy, a harder case than distinct runs.  The JSON row ingests the same events exported with
 \`neuron-explorer convert\` ($jbytes bytes).  Times include the raw copy into DATA/raw, sha256,
-the store, nesting, summaries and dependency edges.  Median of $rep runs.
+the store, nesting, summaries and dependency edges.  Median of $rep runs.  Each run ingests into
+a data directory of its own, all kept until the bench ends, as a server's library grows.
 
 | input | median s | MB/s (of that input) | events/s | CPU s (user + sys) | peak RSS (MiB) | minor faults |
 |---|---|---|---|---|---|---|
 | Perfetto protobuf | $ps | $(mbs "$pbytes" "$ps") | $(evs "$(evn pftrace)" "$ps") | $(cpu pftrace) | $(( $(rss pftrace) / 1024 )) | $(flt pftrace) |
 | Perfetto protobuf, plain memory (\`NX_MALLOC_THP=0 NX_PAGE_POOL=0\`) | $pl | $(mbs "$pbytes" "$pl") | $(evs "$(evn plain)" "$pl") | $(cpu plain) | $(( $(rss plain) / 1024 )) | $(flt plain) |
+| Perfetto protobuf, the store written through the page cache (\`NX_STORE_DIRECT=0\`) | $bu | $(mbs "$pbytes" "$bu") | $(evs "$(evn buffered)" "$bu") | $(cpu buffered) | $(( $(rss buffered) / 1024 )) | $(flt buffered) |
 | the same events as JSON | $js | $(mbs "$jbytes" "$js") | $(evs "$(evn json)" "$js") | $(cpu json) | $(( $(rss json) / 1024 )) | $(flt json) |
 
 The protobuf rows alternate run by run: the default (glibc's malloc on transparent huge pages,
-SQLite's pages from one pool) and plain memory (4 KiB pages, SQLite's own page buffers), the
-peer that shows what page faults cost on this machine.
+SQLite's pages from one pool, the store written with O_DIRECT), plain memory (4 KiB pages,
+SQLite's own page buffers), the peer that shows what page faults cost on this machine, and the
+store written through the page cache, the peer for its direct writes.
 
 Load average when the runs ended: $(cut -d' ' -f1-3 /proc/loadavg) (on a shared box the CPU column is the
 steadier figure; MB/s and events/s are from wall time).  Of the peak RSS, $(( $(evn pftrace) * 4 / 1048576 )) MiB is the
@@ -130,5 +143,6 @@ Command: \`BENCH_MB=$mb BENCH_REPEAT=$rep bench/perfetto-bench.sh\`.  Raw runs (
 $(cat "$w/res")
 \`\`\`
 EOT
+rm -rf "$w"/data.*
 [ -n "$notes" ] && printf '\n%s\n' "$notes" >>"$out"
 echo "bench: wrote $out"
