@@ -18,10 +18,12 @@
  * Order: at most one batch is in flight and batches are written in the
  * order they were gathered, so a page written twice lands with its last
  * bytes.  A page written again while its batch is being gathered is
- * overwritten in the batch.  Anything else - a read that the batch being
- * gathered does not hold whole, a write that is not whole aligned blocks,
- * truncate, sync, most file controls - first writes the batch and waits
- * for the thread, then goes to the default VFS's file.  The kernel keeps
+ * overwritten in the batch.  A read the batch being gathered holds whole is
+ * answered from it; one that overlaps it first writes the batch and waits,
+ * one that overlaps only the batch in flight waits for that; the others
+ * read the file at once.  A write that is not whole aligned blocks,
+ * truncate, sync and most file controls first write the batch and wait,
+ * then go to the default VFS's file.  The kernel keeps
  * the page cache coherent with direct writes (it writes back and drops the
  * cached pages of a range a direct write covers), so reads through the
  * default VFS see what was written either way.
@@ -69,6 +71,7 @@ struct st_dfile {
 	struct tc_wbehind wb;
 	struct st_dbatch *b;	/* owned: being gathered */
 	int64_t end;		/* the size with what is gathered or in flight */
+	int64_t fl_lo, fl_hi;	/* the span of the batch last handed over, until waited for */
 	int err;		/* the first write error seen (-errno), sticky */
 };
 
@@ -200,6 +203,8 @@ st_dfile_send(struct st_dfile *d)
 {
 	if (d->err || !d->b->n)
 		return d->err;
+	d->fl_lo = d->b->lo;	/* in flight from here (the one before is written) */
+	d->fl_hi = d->b->hi;
 	d->err = tc_wb_put(&d->wb, (void **)&d->b, d->b->used);
 	if (!d->b)
 		d->b = st_dbatch_new();
@@ -207,15 +212,24 @@ st_dfile_send(struct st_dfile *d)
 	return d->err;
 }
 
+/* Wait until the batch in flight is written: 0 or -errno. */
+static int
+st_dfile_wait(struct st_dfile *d)
+{
+	if (!d->err && d->fl_lo < d->fl_hi) {
+		atomic_fetch_add_explicit(&st_dfile_waits, 1, memory_order_relaxed);
+		d->err = tc_wb_wait(&d->wb);
+	}
+	d->fl_lo = INT64_MAX;
+	d->fl_hi = INT64_MIN;
+	return d->err;
+}
+
 /* Send the batch and wait until all is written: 0 or -errno. */
 static int
 st_dfile_settle(struct st_dfile *d)
 {
-	if (!st_dfile_send(d)) {
-		atomic_fetch_add_explicit(&st_dfile_waits, 1, memory_order_relaxed);
-		d->err = tc_wb_wait(&d->wb);
-	}
-	return d->err;
+	return st_dfile_send(d) ? d->err : st_dfile_wait(d);
 }
 
 /* Whether a page of the batch shares a byte with [@off, @off + @n). */
@@ -296,6 +310,7 @@ st_dfile_read(sqlite3_file *f, void *p, int n, sqlite3_int64 off)
 {
 	struct st_dfile *d = (struct st_dfile *)f;
 	const struct st_dent *e = st_dbatch_holding(d->b, off, n);
+	int rc;
 
 	if (d->err)
 		return st_dfile_ioerr(d, SQLITE_IOERR_READ);
@@ -303,9 +318,16 @@ st_dfile_read(sqlite3_file *f, void *p, int n, sqlite3_int64 off)
 		memcpy(p, d->b->data + e->pos + (off - e->off), (size_t)n);
 		return SQLITE_OK;
 	}
-	if (st_dfile_settle(d) < 0)
+	/* only what overlaps the read has to be on the disk first */
+	if (st_dbatch_overlaps(d->b, off, n) ? st_dfile_settle(d) < 0 :
+	    off < d->fl_hi && off + n > d->fl_lo && st_dfile_wait(d) < 0)
 		return st_dfile_ioerr(d, SQLITE_IOERR_READ);
-	return d->v.real->pMethods->xRead(d->v.real, p, n, off);
+	rc = d->v.real->pMethods->xRead(d->v.real, p, n, off);
+	/* short on the disk, where later pages are still to be written: a
+	 * hole of the file as it will be, zeros (the default VFS filled them) */
+	if (rc == SQLITE_IOERR_SHORT_READ && off + n <= d->end)
+		rc = SQLITE_OK;
+	return rc;
 }
 
 static int
@@ -356,6 +378,9 @@ st_dfile_control(sqlite3_file *f, int op, void *arg)
 			*(int *)arg = -rc;
 		return rc ? st_dfile_ioerr(d, SQLITE_IOERR_WRITE) : SQLITE_OK;
 	case SQLITE_FCNTL_SIZE_HINT:	/* these neither read nor write pages */
+	case SQLITE_FCNTL_SYNC:		/* (xSync, if it follows, settles) */
+	case SQLITE_FCNTL_COMMIT_PHASETWO:
+	case SQLITE_FCNTL_PDB:
 	case SQLITE_FCNTL_PRAGMA:
 	case SQLITE_FCNTL_BUSYHANDLER:
 	case SQLITE_FCNTL_HAS_MOVED:
@@ -433,6 +458,8 @@ st_dfile_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flag
 		return SQLITE_OK;	/* ... where direct writes cannot be had */
 	tc_wb_init(&d->wb, st_dbatch_write, d, "store-write");
 	d->b = st_dbatch_new();
+	d->fl_lo = INT64_MAX;
+	d->fl_hi = INT64_MIN;
 	{
 		sqlite3_int64 sz = 0;
 

@@ -7,7 +7,8 @@
  * queries against the same operations on a copy in memory; every read and,
  * at the end, the file's bytes must equal the copy.  Then a write error
  * (RLIMIT_FSIZE): kept, reported by the settle call and by SQL, never
- * lost; st_vfs_warm() putting a directly written file in the page cache;
+ * lost; reads waiting for the batch in flight exactly where they overlap
+ * it; st_vfs_warm() putting a directly written file in the page cache;
  * then NX_STORE_DIRECT=0 and a file system without O_DIRECT.
  */
 #include <errno.h>
@@ -235,6 +236,50 @@ out:
 	free(page);
 }
 
+/* Reads wait for the batch in flight only where they overlap it. */
+static void
+inflight(const char *dir)
+{
+	char *path = tc_xasprintf("%s/inflight.db", dir);
+	uint8_t *page = tc_xmalloc(32768), got[100];
+	sqlite3_file *f = dopen(path);
+	uint64_t b, w, w0, w1, w2, w3;
+	int rc;
+
+	if (!f || f->pMethods->iVersion != 1) {
+		ok(1, "# SKIP no direct writes here");
+		goto out;
+	}
+	for (int i = 0; i <= 64; i++) {	/* page 64 sends pages 0-63 (2 MiB) */
+		memset(page, i, 32768);
+		f->pMethods->xWrite(f, page, 32768, (sqlite3_int64)i * 32768);
+	}
+	st_vfs_direct_usage(&b, &w, &w0);
+	rc = f->pMethods->xRead(f, got, 100, 70 * 32768);
+	st_vfs_direct_usage(&b, &w, &w1);
+	ok(rc == SQLITE_IOERR_SHORT_READ && w1 == w0,
+	   "a read past everything written does not wait (rc %d, %llu waits)", rc,
+	   (unsigned long long)(w1 - w0));
+	rc = f->pMethods->xRead(f, got, 100, 64 * 32768 + 10);
+	st_vfs_direct_usage(&b, &w, &w2);
+	ok(rc == SQLITE_OK && got[0] == 64 && got[99] == 64 && w2 == w1,
+	   "a read of the batch being gathered is answered from it, no wait");
+	rc = f->pMethods->xRead(f, got, 100, 5 * 32768 + 7);
+	st_vfs_direct_usage(&b, &w, &w3);
+	ok(rc == SQLITE_OK && got[0] == 5 && got[99] == 5 && w3 == w2 + 1,
+	   "a read of the batch in flight waits for it (%llu wait) and reads its bytes",
+	   (unsigned long long)(w3 - w2));
+	rc = f->pMethods->xRead(f, got, 100, 6 * 32768);
+	st_vfs_direct_usage(&b, &w, &w0);
+	ok(rc == SQLITE_OK && got[0] == 6 && w0 == w3, "  once written, no more waits");
+	f->pMethods->xClose(f);
+out:
+	free(f);
+	unlink(path);
+	free(path);
+	free(page);
+}
+
 /* Pages of @path in the page cache, out of *@total (mincore of a map). */
 static size_t
 resident(const char *path, size_t *total)
@@ -326,6 +371,7 @@ main(void)
 	unlink(path);
 	free(path);
 	write_error(dir);
+	inflight(dir);
 	warm(dir);
 
 	setenv("NX_STORE_DIRECT", "0", 1);
