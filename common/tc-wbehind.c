@@ -55,6 +55,15 @@ tc_wb_thread(void *arg)
 	return NULL;
 }
 
+/* Wait, with wb->mu held, until no job is in flight: the first error, or 0. */
+static int
+tc_wb_idle(struct tc_wbehind *wb)
+{
+	while (wb->pend)
+		pthread_cond_wait(&wb->cv, &wb->mu);
+	return wb->werr;
+}
+
 int
 tc_wb_put(struct tc_wbehind *wb, void **job, size_t n)
 {
@@ -77,9 +86,7 @@ tc_wb_put(struct tc_wbehind *wb, void **job, size_t n)
 		return wb->werr;	/* *job stays the caller's */
 	}
 	pthread_mutex_lock(&wb->mu);
-	while (wb->pend)
-		pthread_cond_wait(&wb->cv, &wb->mu);
-	rc = wb->werr;
+	rc = tc_wb_idle(wb);
 	if (!rc) {
 		wb->pend = *job;
 		wb->pendn = n;
@@ -99,9 +106,7 @@ tc_wb_wait(struct tc_wbehind *wb)
 	if (!wb->thr_on)
 		return wb->werr;
 	pthread_mutex_lock(&wb->mu);
-	while (wb->pend)
-		pthread_cond_wait(&wb->cv, &wb->mu);
-	rc = wb->werr;
+	rc = tc_wb_idle(wb);
 	pthread_mutex_unlock(&wb->mu);
 	return rc;
 }

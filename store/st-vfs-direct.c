@@ -232,16 +232,28 @@ st_dfile_settle(struct st_dfile *d)
 	return st_dfile_send(d) ? d->err : st_dfile_wait(d);
 }
 
-/* Whether a page of the batch shares a byte with [@off, @off + @n). */
-static bool
-st_dbatch_overlaps(const struct st_dbatch *b, int64_t off, int64_t n)
+/*
+ * The page of the batch that shares a byte with [@off, @off + @n), or NULL.
+ * A batch's pages never overlap one another (a write over pages of another
+ * size sends the batch first), so it is the only one when it holds the
+ * whole range.
+ */
+static const struct st_dent *
+st_dbatch_find(const struct st_dbatch *b, int64_t off, int64_t n)
 {
 	if (!b->n || off >= b->hi || off + n <= b->lo)
-		return false;
+		return NULL;
 	for (unsigned i = 0; i < b->n; i++)
 		if (off < b->ent[i].off + b->ent[i].len && b->ent[i].off < off + n)
-			return true;
-	return false;
+			return &b->ent[i];
+	return NULL;
+}
+
+/* Whether page @e holds all of [@off, @off + @n). */
+static bool
+st_dent_holds(const struct st_dent *e, int64_t off, int64_t n)
+{
+	return off >= e->off && off + n <= e->off + e->len;
 }
 
 /* SQLite's code for the file's write error: SQLITE_FULL for a full disk
@@ -250,18 +262,6 @@ static int
 st_dfile_ioerr(const struct st_dfile *d, int code)
 {
 	return d->err == -ENOSPC || d->err == -EDQUOT ? SQLITE_FULL : code;
-}
-
-/* The page of the batch that holds all of [@off, @off + @n), or NULL. */
-static const struct st_dent *
-st_dbatch_holding(const struct st_dbatch *b, int64_t off, int64_t n)
-{
-	if (!b->n || off < b->lo || off + n > b->hi)
-		return NULL;
-	for (unsigned i = 0; i < b->n; i++)
-		if (off >= b->ent[i].off && off + n <= b->ent[i].off + b->ent[i].len)
-			return &b->ent[i];
-	return NULL;
 }
 
 static int
@@ -283,12 +283,12 @@ st_dfile_write(sqlite3_file *f, const void *p, int n, sqlite3_int64 off)
 	}
 	if (d->err)
 		return st_dfile_ioerr(d, SQLITE_IOERR_WRITE);
-	e = st_dbatch_holding(b, off, n);
+	e = st_dbatch_find(b, off, n);
 	if (e && e->off == off && e->len == (uint32_t)n) {	/* the same page again */
 		memcpy(b->data + e->pos, p, (size_t)n);
 		return SQLITE_OK;
 	}
-	if (b->used + (size_t)n > ST_DBATCH_BYTES || st_dbatch_overlaps(b, off, n)) {
+	if (e || b->used + (size_t)n > ST_DBATCH_BYTES) {
 		/* full, or the write overlaps pages of another size: in order */
 		if (st_dfile_send(d) < 0)
 			return st_dfile_ioerr(d, SQLITE_IOERR_WRITE);
@@ -309,17 +309,17 @@ static int
 st_dfile_read(sqlite3_file *f, void *p, int n, sqlite3_int64 off)
 {
 	struct st_dfile *d = (struct st_dfile *)f;
-	const struct st_dent *e = st_dbatch_holding(d->b, off, n);
+	const struct st_dent *e = st_dbatch_find(d->b, off, n);
 	int rc;
 
 	if (d->err)
 		return st_dfile_ioerr(d, SQLITE_IOERR_READ);
-	if (e) {
+	if (e && st_dent_holds(e, off, n)) {
 		memcpy(p, d->b->data + e->pos + (off - e->off), (size_t)n);
 		return SQLITE_OK;
 	}
 	/* only what overlaps the read has to be on the disk first */
-	if (st_dbatch_overlaps(d->b, off, n) ? st_dfile_settle(d) < 0 :
+	if (e ? st_dfile_settle(d) < 0 :
 	    off < d->fl_hi && off + n > d->fl_lo && st_dfile_wait(d) < 0)
 		return st_dfile_ioerr(d, SQLITE_IOERR_READ);
 	rc = d->v.real->pMethods->xRead(d->v.real, p, n, off);
@@ -437,22 +437,18 @@ int
 st_dfile_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags, int *out)
 {
 	struct st_dfile *d = (struct st_dfile *)f;
-	sqlite3_vfs *real = vfs->pAppData;
+	sqlite3_int64 size = 0;
 	int rc;
 
+	(void)vfs;
 	pthread_once(&st_dfile_once, st_dfile_init);
 	memset(d, 0, sizeof(*d));
 	d->fd = -1;
-	d->v.real = (sqlite3_file *)(d + 1);
-	rc = real->xOpen(real, name, d->v.real, flags, out);
-	if (rc != SQLITE_OK) {
-		d->v.base.pMethods = NULL;	/* SQLite closes nothing it could not open */
+	/* forwarded as they are (st_vfile_io) ... */
+	rc = st_vfile_open(&d->v, (sqlite3_file *)(d + 1), name, flags, out);
+	if (rc != SQLITE_OK || !name || !(flags & SQLITE_OPEN_MAIN_DB) ||
+	    (flags & SQLITE_OPEN_READONLY) || !tc_env_num("NX_STORE_DIRECT", 0, 1, 1))
 		return rc;
-	}
-	d->v.base.pMethods = &st_vfile_io;	/* forwarded as they are ... */
-	if (!name || !(flags & SQLITE_OPEN_MAIN_DB) || (flags & SQLITE_OPEN_READONLY) ||
-	    !tc_env_num("NX_STORE_DIRECT", 0, 1, 1))
-		return SQLITE_OK;
 	d->fd = open(name, O_WRONLY | O_DIRECT | O_CLOEXEC);
 	if (d->fd < 0)
 		return SQLITE_OK;	/* ... where direct writes cannot be had */
@@ -460,12 +456,8 @@ st_dfile_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flag
 	d->b = st_dbatch_new();
 	d->fl_lo = INT64_MAX;
 	d->fl_hi = INT64_MIN;
-	{
-		sqlite3_int64 sz = 0;
-
-		if (d->v.real->pMethods->xFileSize(d->v.real, &sz) == SQLITE_OK)
-			d->end = sz;
-	}
+	if (d->v.real->pMethods->xFileSize(d->v.real, &size) == SQLITE_OK)
+		d->end = size;
 	d->v.base.pMethods = &st_dfile_io;
 	return SQLITE_OK;
 }
@@ -502,11 +494,12 @@ st_vfs_warm(const char *path)
 
 	if (fd < 0)
 		return;
+	if (fstat(fd, &st) == 0) {
+		off_t end = TC_MIN(st.st_size, (off_t)st_vfs_warm_most());
 
-	/* the kernel reads ahead at most a few MiB per call */
-	if (fstat(fd, &st) == 0)
-		for (off_t off = 0; off < st.st_size && off < (off_t)st_vfs_warm_most();
-		     off += ST_WARM_STEP)
+		/* the kernel reads ahead at most a few MiB per call */
+		for (off_t off = 0; off < end; off += ST_WARM_STEP)
 			(void)posix_fadvise(fd, off, ST_WARM_STEP, POSIX_FADV_WILLNEED);
+	}
 	close(fd);
 }

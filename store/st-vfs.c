@@ -220,6 +220,20 @@ st_vfile_map(struct st_vfile *v, const char *name)
 	close(fd);
 }
 
+int
+st_vfile_open(struct st_vfile *v, sqlite3_file *real, sqlite3_filename name, int flags,
+	      int *out)
+{
+	int rc;
+
+	memset(v, 0, sizeof(*v));
+	v->real = real;
+	rc = st_vfs_real->xOpen(st_vfs_real, name, v->real, flags, out);
+	/* SQLite closes nothing it could not open */
+	v->base.pMethods = rc == SQLITE_OK ? &st_vfile_io : NULL;
+	return rc;
+}
+
 static int
 st_vfs_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags, int *out)
 {
@@ -227,17 +241,11 @@ st_vfs_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *f, int flags,
 	int rc;
 
 	(void)vfs;
-	memset(v, 0, sizeof(*v));
-	v->real = (sqlite3_file *)(v + 1);
-	rc = st_vfs_real->xOpen(st_vfs_real, name, v->real, flags, out);
-	if (rc != SQLITE_OK) {
-		v->base.pMethods = NULL;	/* SQLite closes nothing it could not open */
-		return rc;
-	}
-	if (name && (flags & SQLITE_OPEN_MAIN_DB) && (flags & SQLITE_OPEN_READONLY))
+	rc = st_vfile_open(v, (sqlite3_file *)(v + 1), name, flags, out);
+	if (rc == SQLITE_OK && name && (flags & SQLITE_OPEN_MAIN_DB) &&
+	    (flags & SQLITE_OPEN_READONLY))
 		st_vfile_map(v, name);
-	v->base.pMethods = &st_vfile_io;
-	return SQLITE_OK;
+	return rc;
 }
 
 static int
@@ -327,7 +335,6 @@ st_vfs_init(void)
 	st_vfs_direct = st_vfs;
 	st_vfs_direct.zName = "nx-direct";
 	st_vfs_direct.szOsFile = (int)st_dfile_size() + st_vfs_real->szOsFile;
-	st_vfs_direct.pAppData = st_vfs_real;
 	st_vfs_direct.xOpen = st_dfile_open;
 	if (sqlite3_vfs_register(&st_vfs_direct, 0) != SQLITE_OK)
 		st_vfs_direct.zName = NULL;

@@ -117,6 +117,10 @@ struct st_vfile {
 
 /* Forwards every call to the default VFS's file, reads from the map first. */
 extern const sqlite3_io_methods st_vfile_io;
+/* Open the default VFS's file @real (memory right after the caller's own
+ * struct) for @v, whose methods are then st_vfile_io; SQLite's code. */
+int st_vfile_open(struct st_vfile *v, sqlite3_file *real, sqlite3_filename name, int flags,
+		  int *out);
 
 /* store/st-vfs-direct.c, for st-vfs.c's "nx-direct" */
 size_t st_dfile_size(void);
