@@ -95,6 +95,7 @@ on_bad(void *ctx, int64_t eid, const char *what, const char *text)
 #define DERIVE_DROP_BYTES (32u << 20)	/* args read between two page drops */
 #define DERIVE_PROGRESS 65536	/* events between two progress reports (a power of 2) */
 #define DERIVE_AHEAD 8			/* records of a stream prefetched ahead */
+#define DERIVE_LEND_BYTES (1u << 20)	/* args read between two st_writer_flagged_done() */
 
 /* One unit's flagged events: the current run of equal start times. */
 struct dstream {
@@ -171,14 +172,42 @@ heap_down(struct dstream **h, size_t n, size_t i)
 	}
 }
 
-/* The engine over the merged unit streams; 0 or an edge callback's error. */
+/*
+ * Where the args of the events still to read start, at the least, when
+ * every unit's args lie in id order (st_writer_flagged_in_order()): at
+ * those of the first event of each stream's run (the events not read yet
+ * are that run's and those after it).  0 (nothing known) when such an
+ * event has no args; UINT64_MAX when no stream is left.
+ */
+static uint64_t
+derive_args_low(struct dstream *const *h, size_t nh)
+{
+	uint64_t low = UINT64_MAX;
+
+	for (size_t i = 0; i < nh; i++) {
+		const struct st_fev *x = &h[i]->v[h[i]->pos - h[i]->nrun];
+
+		if (!x->args_len)
+			return 0;
+		low = TC_MIN(low, x->args_off);
+	}
+	return low;
+}
+
+/*
+ * The engine over the merged unit streams; 0 or an edge callback's error.
+ * When the args lie in order, the memory of those read is handed back as
+ * the reading goes (st_writer_flagged_done()): the store collects the
+ * edges there rather than in new pages.
+ */
 static int
 derive_merged(struct deps_engine *e, struct st_writer *w)
 {
 	int nunits = st_writer_flagged_units(w);
 	struct dstream *v = tc_xcalloc((size_t)nunits + 1, sizeof(*v));
 	struct dstream **h = tc_xmalloc(((size_t)nunits + 1) * sizeof(*h));
-	size_t nh = 0, read = 0, total = 0, done = 0;
+	size_t nh = 0, read = 0, total = 0, done = 0, lend = 0;
+	bool in_order = st_writer_flagged_in_order(w);
 	int rc = 0;
 
 	for (int i = 1; i <= nunits; i++) {
@@ -217,7 +246,14 @@ derive_merged(struct deps_engine *e, struct st_writer *w)
 				__builtin_prefetch(a + k);
 		}
 		heap_down(h, nh, 0);
+		lend += r->args_len;
+		if (in_order && lend > DERIVE_LEND_BYTES) {
+			st_writer_flagged_done(w, derive_args_low(h, nh));
+			lend = 0;
+		}
 	}
+	if (in_order && !rc)	/* deps_engine_finish() reads no args */
+		st_writer_flagged_done(w, UINT64_MAX);
 	for (int i = 1; i <= nunits; i++)
 		free(v[i].run);
 	free(v);

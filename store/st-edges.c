@@ -104,6 +104,7 @@ struct st_edges {
 	const int64_t *ends;	/* borrowed: events' ends (ts + dur) by id, or by rank in end_set, or NULL */
 	const struct tc_rank *end_set;	/* borrowed: the ids in ends when it is by rank, else NULL */
 	int dbfd;		/* the database file, to start its writeback early; -1: none */
+	struct st_spill *lender;	/* borrowed: pages come from its released bytes first, or NULL */
 };
 
 static int
@@ -193,20 +194,33 @@ out:
 	return rc;
 }
 
+/* Free page @mem (NULL: none) unless it is lent memory, which goes with its spill. */
+static void
+st_epage_free(const struct st_edges *x, void *mem)
+{
+	if (!x->lender || !st_spill_lent(x->lender, mem))
+		free(mem);
+}
+
+/* Release the pages of @s (its bytes are written, or not wanted). */
+static void
+st_estream_clear(const struct st_edges *x, struct st_estream *s)
+{
+	for (size_t i = 0; i < s->npages; i++)
+		st_epage_free(x, s->pages[i].mem);
+	free(s->pages);
+	st_epage_free(x, s->cur);
+	memset(s, 0, sizeof(*s));
+}
+
 void
 st_edges_free(struct st_edges *x)
 {
 	if (!x)
 		return;
 	for (uint32_t p = 0; x->in && x->out && p < x->nparts; p++) {
-		for (int d = 0; d < 2; d++) {
-			struct st_estream *s = d ? &x->out[p] : &x->in[p];
-
-			for (size_t i = 0; i < s->npages; i++)
-				free(s->pages[i].mem);
-			free(s->pages);
-			free(s->cur);
-		}
+		st_estream_clear(x, &x->in[p]);
+		st_estream_clear(x, &x->out[p]);
 	}
 	free(x->in);
 	free(x->out);
@@ -466,6 +480,8 @@ st_edges_room(struct st_edges *x, struct st_estream *s, size_t n)
 		if (rc < 0)
 			return rc;
 	}
+	if (!s->cur && x->lender)
+		s->cur = st_spill_lend(x->lender, x->page_bytes);
 	if (!s->cur)
 		s->cur = tc_xmalloc(x->page_bytes);
 	return 0;
@@ -561,6 +577,12 @@ st_edges_bad(const struct st_edges *x, int64_t src, int64_t dst, int kind)
 {
 	return src < 0 || dst < 0 || src > x->max_id || dst > x->max_id || kind < 0 ||
 	       kind >= (1 << ST_EDGE_KIND_BITS);
+}
+
+void
+st_edges_set_lender(struct st_edges *x, struct st_spill *sp)
+{
+	x->lender = sp;
 }
 
 void
@@ -706,16 +728,6 @@ st_epage_data(const struct st_edges *x, const struct st_estream *s, size_t i, si
 	return pg->mem ? pg->mem : (const uint8_t *)x->spill.map + pg->off;
 }
 
-/* Release the pages of @s (its bytes are written). */
-static void
-st_estream_clear(struct st_estream *s)
-{
-	for (size_t i = 0; i < s->npages; i++)
-		free(s->pages[i].mem);
-	free(s->pages);
-	free(s->cur);
-	memset(s, 0, sizeof(*s));
-}
 
 /*
  * Counting-sort (stably) the groups of @s by their dst: @to[k] gets the
@@ -1169,8 +1181,8 @@ st_edges_pack(struct st_edges *x, uint32_t p, struct st_packer *k, struct st_pac
 		need += r->clen;
 	}
 out:
-	st_estream_clear(si);
-	st_estream_clear(so);
+	st_estream_clear(x, si);
+	st_estream_clear(x, so);
 	if (x->spilling)
 		st_spill_drop(&x->spill);
 }

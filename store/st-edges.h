@@ -85,6 +85,7 @@
 #define ST_EDGE_RAM_MAX ((size_t)4 << 30)	/* and the most */
 
 struct st_edges;
+struct st_spill;
 struct tc_rank;
 
 /**
@@ -104,6 +105,13 @@ size_t st_edges_ram(void);
  */
 int st_edges_new(struct st_edges **out, sqlite3 *db, int64_t max_id, size_t ram,
 		 const char *spill_base, struct tc_err *err);
+
+/**
+ * st_edges_set_lender - collect into the memory @sp lends (st_spill_lend())
+ * while it has some, before new pages: @sp is borrowed, and must not be
+ * closed before st_edges_free(@x).
+ */
+void st_edges_set_lender(struct st_edges *x, struct st_spill *sp);
 
 /**
  * st_edges_set_ends - the end (ts + dur) of every event, by id (0 to the

@@ -1068,11 +1068,17 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 		rc = tc_err_set(err, -EIO, "%s: events table: %s", path, sqlite3_errmsg(w->db));
 	if (!rc && w->flagged && !w->edges_given) {	/* nothing to analyse otherwise */
 		st_writer_progress(w, ST_PHASE_DEPS, 0);
+		if (tc_env_num("NX_EDGES_IN_ARGS", 0, 1, 1))	/* 0: new pages (a peer for benchmarks) */
+			st_edges_set_lender(w->edges, &w->args);
 		rc = deps_derive(w, &w->stats, err);
 	}
 	st_flagged_free(w->flagged);
 	w->flagged = NULL;
-	st_spill_close(&w->args);
+	/* the args hold edge pages where deps/ lent their memory: until the edges go */
+	if (w->args.lent)
+		st_spill_lend_end(&w->args);
+	else
+		st_spill_close(&w->args);
 	st_fin_time(&f, "deps");
 	if (rc < 0)
 		goto out;
@@ -1080,8 +1086,9 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 		uint64_t kept, spilled;
 
 		st_edges_usage(w->edges, &kept, &spilled);
-		fprintf(stderr, "store: edge pages %6.1f MB in memory %8.1f MB spilled (budget %.1f MB)\n",
-			(double)kept / 1e6, (double)spilled / 1e6, (double)st_edges_ram() / 1e6);
+		fprintf(stderr, "store: edge pages %6.1f MB in memory %8.1f MB spilled (budget %.1f MB),"
+			" %.1f MB in the args' memory\n", (double)kept / 1e6, (double)spilled / 1e6,
+			(double)st_edges_ram() / 1e6, (double)w->args.lent / 1e6);
 	}
 	if (f.t0) {
 		size_t now, top;

@@ -12,6 +12,8 @@ struct st_funit {
 	uint64_t first;		/* index of its first record in its part's file */
 	uint64_t n;
 	int part;
+	bool unordered;		/* the args of a record start before those of one before it */
+	uint64_t args_last;	/* where the last record's args start */
 };
 
 struct st_flagged {
@@ -56,6 +58,11 @@ st_flagged_add(struct st_flagged *fl, int part, int unit, const struct st_fev *e
 		u->first = fl->count[part];
 	}
 	u->n++;
+	if (e->args_len) {
+		if (e->args_off < u->args_last)
+			u->unordered = true;
+		u->args_last = e->args_off;
+	}
 	fl->count[part]++;
 	return st_spill_write(&fl->part[part], e, sizeof(*e));
 }
@@ -126,6 +133,23 @@ st_writer_flagged_args(struct st_writer *w, const struct st_fev *e)
 	if (!e->args_len || e->args_off + e->args_len > w->args.mapsz)
 		return NULL;
 	return w->args.map + e->args_off;
+}
+
+bool
+st_writer_flagged_in_order(struct st_writer *w)
+{
+	const struct st_flagged *fl = w->flagged;
+
+	for (int i = 1; fl && i <= fl->nunits; i++)
+		if (fl->units[i].unordered)
+			return false;
+	return fl != NULL;
+}
+
+void
+st_writer_flagged_done(struct st_writer *w, uint64_t args_off)
+{
+	st_spill_release(&w->args, args_off);
 }
 
 void

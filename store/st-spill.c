@@ -26,6 +26,15 @@
  * docs/benchmarks-deps.md).
  * The cost is resident memory: a 1 GB Kineto trace's 645 MB of args held
  * its peak RSS at 957 MiB instead of 370, for no speed either way.
+ *
+ * A spill in memory that is read once more in about the order it was
+ * written (the args, by deps/) can lend what its reader is done with
+ * (st_spill_release(), st_spill_lend()): the dependency edges are
+ * collected into those pages, whose memory is already the process's,
+ * instead of new ones.  Fresh pages cost their first touch (the kernel
+ * zeroes them; on the development VM the host faults them in as well):
+ * at 10M events the 1.5 GB of edge pages took 2.2 s of the thread that
+ * reads the args (docs/benchmarks-deps.md, eighteenth round).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +50,7 @@
 #define ST_SPILL_RAM_STEP ((size_t)2 << 20)	/* the least it grows by: a huge page */
 #define ST_SPILL_RAM_LEAST ((size_t)64 << 20)
 #define ST_SPILL_RAM_MOST ((size_t)4 << 30)
+#define ST_SPILL_LEND_ALIGN ((uint64_t)4096)	/* lent bytes start on a page */
 
 static _Atomic size_t st_spill_ram_held;	/* capacity of all spills' mappings */
 static _Atomic size_t st_spill_ram_top;	/* the most it has been */
@@ -281,6 +291,46 @@ st_spill_drop(struct st_spill *sp)
 {
 	if (sp->map && !sp->ram)	/* in memory: its only copy */
 		madvise(sp->map, sp->mapsz, MADV_DONTNEED);
+}
+
+void
+st_spill_release(struct st_spill *sp, uint64_t below)
+{
+	uint64_t cur = atomic_load_explicit(&sp->released, memory_order_relaxed);
+
+	if (below > cur)
+		atomic_store_explicit(&sp->released, below, memory_order_release);
+}
+
+void *
+st_spill_lend(struct st_spill *sp, size_t n)
+{
+	uint64_t at = (sp->lent + ST_SPILL_LEND_ALIGN - 1) & ~(ST_SPILL_LEND_ALIGN - 1), top;
+
+	if (!sp->ram || !sp->mem)
+		return NULL;
+	top = TC_MIN(atomic_load_explicit(&sp->released, memory_order_acquire), sp->size);
+	if (at > top || n > top - at)
+		return NULL;
+	sp->lent = at + n;
+	return sp->mem + at;
+}
+
+bool
+st_spill_lent(const struct st_spill *sp, const void *p)
+{
+	const char *c = p;
+
+	return sp->lent && c >= sp->mem && c < sp->mem + sp->lent;
+}
+
+void
+st_spill_lend_end(struct st_spill *sp)
+{
+	uint64_t at = (sp->lent + ST_SPILL_LEND_ALIGN - 1) & ~(ST_SPILL_LEND_ALIGN - 1);
+
+	if (sp->ram && sp->mem && at < sp->cap)
+		madvise(sp->mem + at, sp->cap - at, MADV_DONTNEED);
 }
 
 void

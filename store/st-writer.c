@@ -71,10 +71,10 @@ st_writer_release(struct st_writer *w)
 {
 	int i;
 
+	st_edges_free(w->edges);	/* its pages may lie in the args' memory */
 	st_spill_close(&w->args);
 	st_spill_close(&w->raw_edges);
 	st_keys_free(&w->keys);
-	st_edges_free(w->edges);
 	sqlite3_finalize(w->ins_str);
 	if (w->db)
 		sqlite3_close(w->db);

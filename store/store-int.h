@@ -104,6 +104,10 @@ struct st_spill {		/* an append-only unlinked file, mmap'd to read */
 	/* a full buffer is written by a background thread while the caller
 	 * fills the other one (see st-spill.c) */
 	struct tc_wbehind wb;
+	/* in memory and read for the last time: the bytes below @released will
+	 * not be read again; [0, @lent) of @mem are lent out (st_spill_lend()) */
+	_Atomic uint64_t released;
+	uint64_t lent;
 };
 
 /* A file of the VFSs of store/st-vfs.c: the default VFS's file follows it
@@ -202,6 +206,26 @@ int st_spill_map(struct st_spill *sp);
 /* st_spill_drop - unmap the resident pages of a mapped spill (they stay cached); none in memory. */
 void st_spill_drop(struct st_spill *sp);
 void st_spill_close(struct st_spill *sp);
+/**
+ * st_spill_release - the reader of @sp (mapped, in memory) will not read
+ * its bytes below offset @below again: they may be lent.  Any thread; the
+ * reads before it happen before the writes of whoever borrows them.
+ */
+void st_spill_release(struct st_spill *sp, uint64_t below);
+/**
+ * st_spill_lend - @n bytes of @sp's memory that its reader released, for
+ * the caller to write over, or NULL (none left, or @sp is not in memory).
+ * Lent bytes are not the caller's to free(): they go with st_spill_close(),
+ * which must come after their last use.  One thread lends at a time.
+ */
+void *st_spill_lend(struct st_spill *sp, size_t n);
+/** st_spill_lent - whether @p lies in bytes @sp has lent (then not to free()). */
+bool st_spill_lent(const struct st_spill *sp, const void *p);
+/**
+ * st_spill_lend_end - @sp's reader is done: what it has not lent leaves
+ * the resident set (the lent bytes stay until st_spill_close()).
+ */
+void st_spill_lend_end(struct st_spill *sp);
 
 /* store/st-keys.c: events staged in runs, sorted in the background, merged. */
 #define ST_RUN_KEYS ((size_t)1 << 20)	/* events per run: 56 MiB in memory */

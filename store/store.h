@@ -362,6 +362,23 @@ const struct st_fev *st_writer_flagged(struct st_writer *w, int unit, size_t *n)
 const char *st_writer_flagged_args(struct st_writer *w, const struct st_fev *e);
 
 /**
+ * st_writer_flagged_in_order - for deps/ during finish: whether, in every
+ * unit, the args of each flagged event lie after those of the events
+ * before it (args_off grows with the id, as where the trace is written in
+ * time order): then the least args_off of the events still to read bounds
+ * what st_writer_flagged_done() may be told.
+ */
+bool st_writer_flagged_in_order(struct st_writer *w);
+
+/**
+ * st_writer_flagged_done - for deps/ during finish: the args below
+ * @args_off will not be read again, so their memory may hold the edges
+ * collected from now on (st_spill_release()).  The pointers
+ * st_writer_flagged_args() gave for them must not be used any more.
+ */
+void st_writer_flagged_done(struct st_writer *w, uint64_t args_off);
+
+/**
  * st_writer_flagged_drop - let the pages of the flagged events and their
  * args read so far leave the resident set (they stay in the page cache and
  * every pointer stays valid): call it now and then while reading them.

@@ -347,6 +347,44 @@ main(void)
 		free(data);
 		free(bad);
 	}
+	/* a spill in memory lends what its reader released, and only that */
+	{
+		struct st_spill sp, fsp;
+		char *base = tc_xasprintf("%s/lend", dir), blk[1000];
+		uint8_t *p1, *p2;
+		int i;
+
+		memset(blk, 'a', sizeof(blk));
+		ok(st_spill_open(&sp, base, ".ram", ST_SPILL_RAM, &err) == 0, "spill in memory opens");
+		for (i = 0; i < 100; i++)
+			st_spill_write(&sp, blk, sizeof(blk));
+		ok(st_spill_map(&sp) == 0 && sp.ram, "  mapped, in memory");
+		ok(st_spill_lend(&sp, 16384) == NULL, "  nothing lent before the reader releases");
+		st_spill_release(&sp, 40000);
+		st_spill_release(&sp, 30000);	/* never back */
+		p1 = st_spill_lend(&sp, 16384);
+		p2 = st_spill_lend(&sp, 16384);
+		ok(p1 == (uint8_t *)sp.mem && p2 == p1 + 16384, "  two pages from the start");
+		ok(st_spill_lend(&sp, 16384) == NULL, "  not a third: past the 40000 bytes released");
+		ok(st_spill_lent(&sp, p2 + 16383) && !st_spill_lent(&sp, p2 + 16384) &&
+		   !st_spill_lent(&sp, blk), "  st_spill_lent knows the lent bytes");
+		memset(p1, 0, 2 * 16384);
+		ok(!memcmp(sp.map + 40000, blk, sizeof(blk)), "  writing them leaves the rest be");
+		st_spill_release(&sp, UINT64_MAX);
+		ok(st_spill_lend(&sp, 50000) != NULL, "  all released: up to its size");
+		ok(st_spill_lend(&sp, 40000) == NULL, "  and not past it (%llu lent of %llu)",
+		   (unsigned long long)sp.lent, (unsigned long long)sp.size);
+		st_spill_lend_end(&sp);
+		st_spill_close(&sp);
+
+		ok(st_spill_open(&fsp, base, ".file", 0, &err) == 0, "spill to a file opens");
+		st_spill_write(&fsp, blk, sizeof(blk));
+		ok(st_spill_map(&fsp) == 0, "  mapped");
+		st_spill_release(&fsp, UINT64_MAX);
+		ok(st_spill_lend(&fsp, 512) == NULL, "  lends nothing: its map is the file's");
+		st_spill_close(&fsp);
+		free(base);
+	}
 	{
 		char *cmd = tc_xasprintf("rm -rf %s", dir);
 
