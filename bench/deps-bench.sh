@@ -77,6 +77,9 @@ set -- $(NX_MALLOC_THP=0 NX_PAGE_POOL=0 NX_DEPS_DISABLE=1 cpu "$W/d2" "$NX" inge
 pbase_cpu=$1 pbase_wall=$2 pbase_mcpu=$3 pbase_mwall=$4 pbase_flt=$5 pbase_rss=$6
 set -- $(NX_MALLOC_THP=0 NX_PAGE_POOL=0 cpu "$W/d2" "$NX" ingest)
 pdeps_cpu=$1 pdeps_wall=$2 pdeps_mcpu=$3 pdeps_mwall=$4 pdeps_flt=$5 pdeps_rss=$6
+# the peer for where the edges are collected: new pages, not the args' memory
+set -- $(NX_EDGES_IN_ARGS=0 cpu "$W/d2" "$NX" ingest)
+ndeps_cpu=$1 ndeps_wall=$2 ndeps_mcpu=$3 ndeps_mwall=$4 ndeps_flt=$5 ndeps_rss=$6
 rm -rf "$W/d0" "$W/d2"
 pct() {
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "+%.0f%%", (a - b) * 100 / b }'
@@ -143,6 +146,7 @@ echo "| analysis off | THP malloc + page pool (default) | ${base_cpu}; ${base_mc
 echo "| analysis off | plain (\`NX_MALLOC_THP=0 NX_PAGE_POOL=0\`) | ${pbase_cpu}; ${pbase_mcpu} | ${pbase_wall}; ${pbase_mwall} | ${pbase_flt} | ${pbase_rss} |"
 echo "| analysis on, $threads threads | THP malloc + page pool (default) | ${deps_cpu}; ${deps_mcpu} | ${deps_wall}; ${deps_mwall} | ${deps_flt} | ${deps_rss} |"
 echo "| analysis on, $threads threads | plain (\`NX_MALLOC_THP=0 NX_PAGE_POOL=0\`) | ${pdeps_cpu}; ${pdeps_mcpu} | ${pdeps_wall}; ${pdeps_mwall} | ${pdeps_flt} | ${pdeps_rss} |"
+echo "| analysis on, $threads threads, edges in new pages (\`NX_EDGES_IN_ARGS=0\`) | THP malloc + page pool (default) | ${ndeps_cpu}; ${ndeps_mcpu} | ${ndeps_wall}; ${ndeps_mwall} | ${ndeps_flt} | ${ndeps_rss} |"
 echo
 echo "| query (CLI, best of 5, includes process start and db open) | ms |"
 echo "|---|---|"
