@@ -958,6 +958,8 @@ struct st_crit_tmp {
 	uint8_t second[ST_EDGE_BLOCK * 2 * TC_VARINT_MAX];	/* the blob's second part, as written */
 };
 
+#define ST_CRIT_AHEAD 16	/* sources whose end is prefetched ahead */
+
 static void
 st_crit_tmp_free(struct st_crit_tmp *t)
 {
@@ -1023,9 +1025,12 @@ st_edges_enc_crit(const struct st_edges *x, const uint8_t *ins, size_t len, uint
 			return 0;
 		t->at[n++] = (uint32_t)(cur - block_base) << ST_EDGE_KIND_BITS | (uint32_t)e.kind;
 	}
-	for (size_t k = 0; k < n; k++)
+	for (size_t k = 0; k < n; k++) {
+		if (!x->end_set && k + ST_CRIT_AHEAD < n)	/* sources lie anywhere in ends */
+			__builtin_prefetch(&x->ends[t->src[k + ST_CRIT_AHEAD]]);
 		if (!st_edges_end(x, t->src[k], &t->end[k]))
 			return 0;	/* not ours: no blob */
+	}
 	for (size_t k = 0; k < n;) {
 		uint32_t slot = t->at[k] >> ST_EDGE_KIND_BITS;
 		int64_t dst = (int64_t)(block_base + slot), lag, dend;
