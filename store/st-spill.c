@@ -327,10 +327,20 @@ st_spill_lent(const struct st_spill *sp, const void *p)
 void
 st_spill_lend_end(struct st_spill *sp)
 {
-	uint64_t at = (sp->lent + ST_SPILL_LEND_ALIGN - 1) & ~(ST_SPILL_LEND_ALIGN - 1);
+	size_t at = (size_t)((sp->lent + ST_SPILL_LEND_ALIGN - 1) & ~(ST_SPILL_LEND_ALIGN - 1));
 
-	if (sp->ram && sp->mem && at < sp->cap)
+	if (!sp->ram || !sp->mem || !at || at >= sp->cap)
+		return;
+	/* shrunk where it lies (the lent pages stay put), the share given back */
+	if (mremap(sp->mem, sp->cap, at, 0) == sp->mem) {
+		st_spill_ram_give(sp->cap - at);
+		sp->cap = at;
+	} else {
 		madvise(sp->mem + at, sp->cap - at, MADV_DONTNEED);
+	}
+	/* nothing past the lent bytes is to be read any more */
+	sp->size = TC_MIN(sp->size, (uint64_t)at);
+	sp->mapsz = TC_MIN(sp->mapsz, at);
 }
 
 void

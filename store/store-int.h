@@ -223,7 +223,8 @@ void *st_spill_lend(struct st_spill *sp, size_t n);
 bool st_spill_lent(const struct st_spill *sp, const void *p);
 /**
  * st_spill_lend_end - @sp's reader is done: what it has not lent leaves
- * the resident set (the lent bytes stay until st_spill_close()).
+ * the resident set and the share (the mapping shrinks in place; the lent
+ * bytes stay until st_spill_close()).  Nothing past them is read any more.
  */
 void st_spill_lend_end(struct st_spill *sp);
 

@@ -374,7 +374,17 @@ main(void)
 		ok(st_spill_lend(&sp, 50000) != NULL, "  all released: up to its size");
 		ok(st_spill_lend(&sp, 40000) == NULL, "  and not past it (%llu lent of %llu)",
 		   (unsigned long long)sp.lent, (unsigned long long)sp.size);
-		st_spill_lend_end(&sp);
+		{
+			size_t now0, now1, top;
+			uint64_t filed;
+
+			st_spill_usage(&now0, &top, &filed);
+			st_spill_lend_end(&sp);
+			st_spill_usage(&now1, &top, &filed);
+			ok(now1 < now0 && sp.cap == 86016 && sp.mapsz == 86016,
+			   "  the reader done: the rest leaves the share (%zu -> %zu bytes)", now0, now1);
+			is_int(p1[0] + p2[16383], 0, "  the lent bytes stay");
+		}
 		st_spill_close(&sp);
 
 		ok(st_spill_open(&fsp, base, ".file", 0, &err) == 0, "spill to a file opens");
