@@ -119,8 +119,18 @@ struct deps_imap;
  */
 typedef void (*deps_emit_fn)(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi);
 
+/**
+ * deps_imap_new - an empty interval map; it starts as a grid unless
+ * NX_DEPS_GRID=0 (deps-intervals.c).
+ */
 struct deps_imap *deps_imap_new(void);
 void deps_imap_free(struct deps_imap *m);
+
+/** deps_imap_set_grid - start @m as a grid or as the tree; only before its first access. */
+void deps_imap_set_grid(struct deps_imap *m, bool on);
+
+/** deps_imap_is_grid - whether @m is (still) a grid (for tests). */
+bool deps_imap_is_grid(const struct deps_imap *m);
 
 /**
  * deps_imap_access - apply event @eid (1 .. UINT32_MAX) reading or writing
@@ -162,7 +172,7 @@ struct deps_pieces {
 void deps_imap_add(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid,
 		   struct deps_pieces *out);
 
-/** deps_imap_count - live intervals (for tests and memory accounting). */
+/** deps_imap_count - live intervals, or a grid's cells in use (for tests and memory accounting). */
 size_t deps_imap_count(const struct deps_imap *m);
 
 /* ---- derivation engine (deps-engine.c) ---- */

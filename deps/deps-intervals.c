@@ -20,7 +20,23 @@
  * list of the older ones (prepending shares the tail), so cutting an interval in
  * two copies nothing.  Their cells come from a free list of slabs, not one
  * malloc() each.
+ *
+ * Before the tree, a map is a grid: while every access of the buffer starts
+ * and ends on a multiple of a granule (a power of two: the largest that
+ * divides every bound seen so far), the state of each granule is one cell of
+ * an array indexed by offset / granule, and an access visits its cells with
+ * no descent and no splitting.  Engine buffers are accessed in whole tiles,
+ * so most maps stay grids.  A bound off the granule halves it as needed (each
+ * cell copied, its reader list shared); a whole-buffer access, more than
+ * DI_GRID_CELLS cells, or the process's grids past DI_GRID_BYTES turn the map
+ * into the tree, one interval per cell in use.  The dependencies are those of
+ * the tree byte for byte; a grid reports them a granule at a time where the
+ * tree may report a longer interval at once, and the engine merges the
+ * pieces of one source, kind and buffer into runs, so the edges and labels
+ * stored are the same (tests/deps/grid.sh compares them; NX_DEPS_GRID=0
+ * starts every map as a tree).
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "deps/deps-int.h"
@@ -31,6 +47,8 @@
 #define DI_SLAB_MAX 4096	/* reader cells per slab, at most */
 
 #define DI_RD 3			/* readers kept in the interval itself */
+#define DI_GRID_CELLS ((size_t)1 << 16)	/* cells of one grid, at most */
+#define DI_GRID_BYTES ((size_t)64 << 20)	/* cell bytes of all the process's grids, at most */
 
 /*
  * Event ids are kept in 32 bits (deps_imap_access() takes ids below 2^32,
@@ -104,6 +122,14 @@ struct di_step {
 	int idx;		/* child taken */
 };
 
+struct di_cell {		/* a granule of a grid: an interval without bounds */
+	struct rlist *rest;
+	uint32_t writer;
+	uint32_t r[DI_RD];
+};
+
+static _Atomic size_t di_grid_bytes;	/* of all grids' cells */
+
 struct deps_imap {
 	struct di_node *root;
 	size_t count;
@@ -115,6 +141,12 @@ struct deps_imap {
 	size_t cold, cneu;
 	struct di_step path[DI_MAXH];	/* the last descent, root first */
 	int depth;
+	/* a grid while @grid: cell i holds [i << gshift, (i + 1) << gshift); gran 0: no access yet */
+	bool grid;
+	uint64_t gran;		/* 1 << gshift */
+	unsigned gshift;
+	struct di_cell *cells;
+	size_t ncells;
 };
 
 /* ---- reader lists ---- */
@@ -221,10 +253,37 @@ node_new(bool leaf)
 struct deps_imap *
 deps_imap_new(void)
 {
+	static _Atomic int grid = -1;	/* NX_DEPS_GRID, read once */
 	struct deps_imap *m = tc_xcalloc(1, sizeof(*m));
 
+	if (grid < 0)
+		grid = (int)tc_env_num("NX_DEPS_GRID", 0, 1, 1);
 	m->root = node_new(true);
+	m->grid = grid;
 	return m;
+}
+
+void
+deps_imap_set_grid(struct deps_imap *m, bool on)
+{
+	if (!m->count && !m->ncells)	/* nothing recorded yet */
+		m->grid = on;
+}
+
+bool
+deps_imap_is_grid(const struct deps_imap *m)
+{
+	return m->grid;
+}
+
+/* Give the grid's cells back (their reader lists are the caller's to put or move). */
+static void
+grid_free(struct deps_imap *m)
+{
+	atomic_fetch_sub(&di_grid_bytes, m->ncells * sizeof(*m->cells));
+	free(m->cells);
+	m->cells = NULL;
+	m->ncells = 0;
 }
 
 static void
@@ -244,6 +303,9 @@ deps_imap_free(struct deps_imap *m)
 {
 	if (!m)
 		return;
+	for (size_t i = 0; i < m->ncells; i++)
+		rl_put(m, m->cells[i].rest);
+	grid_free(m);
 	free_tree(m, m->root);
 	for (size_t i = 0; i < m->nslabs; i++)
 		free(m->slabs[i]);
@@ -573,6 +635,163 @@ access_within(struct deps_imap *m, struct di_node *l, int j, uint64_t lo, uint64
 	return true;
 }
 
+/* ---- the grid ---- */
+
+static inline struct di_rd
+cell_rd(const struct di_cell *c)
+{
+	struct di_rd rd = { c->rest, { 0 } };
+
+	memcpy(rd.r, c->r, sizeof(rd.r));
+	return rd;
+}
+
+/* Count @n more cell bytes against the process's grids: false when over. */
+static bool
+grid_take(size_t n)
+{
+	if (atomic_fetch_add(&di_grid_bytes, n) + n > DI_GRID_BYTES) {
+		atomic_fetch_sub(&di_grid_bytes, n);
+		return false;
+	}
+	return true;
+}
+
+/* At least @n cells (new ones empty).  false: past the limits, nothing changed. */
+static bool
+grid_grow(struct deps_imap *m, size_t n)
+{
+	size_t cap = m->ncells ? m->ncells : 64;
+
+	while (cap < n)
+		cap *= 2;
+	cap = TC_MIN(cap, DI_GRID_CELLS);
+	if (!grid_take((cap - m->ncells) * sizeof(*m->cells)))
+		return false;
+	m->cells = tc_xrealloc(m->cells, cap * sizeof(*m->cells));
+	memset(m->cells + m->ncells, 0, (cap - m->ncells) * sizeof(*m->cells));
+	m->ncells = cap;
+	return true;
+}
+
+/*
+ * The granule down to 1 << @shift: each cell becomes that many cells with
+ * its state (its reader list shared).  false: past the limits, nothing changed.
+ */
+static bool
+grid_refine(struct deps_imap *m, unsigned shift)
+{
+	size_t f = (size_t)1 << (m->gshift - shift), n;
+	struct di_cell *c;
+
+	if (m->gshift - shift >= 63 || f > DI_GRID_CELLS || m->ncells > DI_GRID_CELLS / f)
+		return false;
+	n = m->ncells * f;
+	if (!grid_take((n - m->ncells) * sizeof(*c)))
+		return false;
+	c = tc_xmalloc(n * sizeof(*c));
+	for (size_t i = 0; i < m->ncells; i++) {
+		const struct di_cell *o = &m->cells[i];
+
+		for (size_t k = 0; k < f; k++)
+			c[i * f + k] = *o;
+		for (size_t k = 1; k < f; k++)
+			rl_get(o->rest);
+		if (o->writer || o->r[0])
+			m->count += f - 1;
+	}
+	free(m->cells);
+	m->cells = c;
+	m->ncells = n;
+	m->gshift = shift;
+	m->gran = (uint64_t)1 << shift;
+	return true;
+}
+
+/* From the grid to the tree: one interval per cell in use, its readers moved. */
+static void
+grid_to_tree(struct deps_imap *m)
+{
+	m->grid = false;
+	m->count = 0;
+	for (size_t i = 0; i < m->ncells; i++) {
+		const struct di_cell *c = &m->cells[i];
+		struct di_iv iv = { (uint64_t)i << m->gshift, (uint64_t)(i + 1) << m->gshift,
+				    c->writer, cell_rd(c) };
+
+		if (c->writer || c->r[0])	/* in use: up to the highest bound seen */
+			tree_insert(m, &iv);
+	}
+	grid_free(m);
+}
+
+/*
+ * Make the grid ready for [@lo, @hi) (lo < hi): the granule halved and the
+ * cells grown as needed.  false: the map is now the tree.
+ */
+static bool
+grid_fit_slow(struct deps_imap *m, uint64_t lo, uint64_t hi)
+{
+	unsigned shift = (unsigned)__builtin_ctzll(lo | hi);	/* hi > 0 */
+
+	if (m->gran && shift > m->gshift)
+		shift = m->gshift;
+	if (hi == DEPS_WHOLE || (hi >> shift) > DI_GRID_CELLS)
+		goto tree;
+	if (!m->gran) {
+		m->gshift = shift;
+		m->gran = (uint64_t)1 << shift;
+	} else if (shift < m->gshift && !grid_refine(m, shift)) {
+		goto tree;
+	}
+	if ((hi >> m->gshift) > m->ncells && !grid_grow(m, (size_t)(hi >> m->gshift)))
+		goto tree;
+	return true;
+tree:
+	grid_to_tree(m);
+	return false;
+}
+
+static inline bool
+grid_fit(struct deps_imap *m, uint64_t lo, uint64_t hi)
+{
+	if (m->gran && !((lo | hi) & (m->gran - 1)) && (hi >> m->gshift) <= m->ncells)
+		return true;
+	return grid_fit_slow(m, lo, hi);
+}
+
+/* [@lo, @hi), which the grid fits, a granule at a time: as access_in_place() per interval. */
+DI_INLINE void
+grid_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, uint32_t eid,
+	    deps_emit_fn emit, void *ctx)
+{
+	uint64_t g = m->gran, a = lo;
+	struct di_cell *c = &m->cells[lo >> m->gshift], *end = &m->cells[hi >> m->gshift];
+
+	for (; c < end; c++, a += g) {
+		if (!c->writer && !c->r[0])
+			m->count++;
+		if (write) {
+			if (c->writer && c->writer != eid)
+				emit(ctx, c->writer, ST_EDGE_OUTPUT, a, a + g);
+			rd_emit(cell_rd(c), eid, a, a + g, emit, ctx);
+			rl_put(m, c->rest);
+			c->rest = NULL;
+			c->writer = eid;
+			memset(c->r, 0, sizeof(c->r));
+		} else {
+			struct di_rd rd;
+
+			if (c->writer && c->writer != eid)
+				emit(ctx, c->writer, ST_EDGE_FLOW, a, a + g);
+			rd = rd_push(m, cell_rd(c), eid);
+			rl_put(m, c->rest);
+			c->rest = rd.rest;
+			memcpy(c->r, rd.r, sizeof(c->r));
+		}
+	}
+}
+
 DI_INLINE void
 imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t eid64,
 	    deps_emit_fn emit, void *ctx)
@@ -586,6 +805,10 @@ imap_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, int64_t e
 
 	if (lo >= hi)
 		return;
+	if (m->grid && grid_fit(m, lo, hi)) {
+		grid_access(m, lo, hi, write, eid, emit, ctx);
+		return;
+	}
 	l = descend(m, lo);
 	j = node_le(l, lo);
 	if (j < 0 || l->ent[j].hi <= lo)

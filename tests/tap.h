@@ -40,6 +40,11 @@ static inline int tap_ok_(int cond, const char *file, int line, const char *fmt,
 	long long g_ = (long long)(got), w_ = (long long)(want); \
 	if (!ok(g_ == w_, "%s", name)) printf("#   got %lld, want %lld\n", g_, w_); \
 } while (0)
+/* is_int() with the name given as a printf format and its arguments */
+#define is_intf(got, want, ...) do { \
+	long long g_ = (long long)(got), w_ = (long long)(want); \
+	if (!ok(g_ == w_, __VA_ARGS__)) printf("#   got %lld, want %lld\n", g_, w_); \
+} while (0)
 #define is_str(got, want, name) do { \
 	const char *g_ = (got), *w_ = (want); \
 	int c_ = (g_ && w_) ? !strcmp(g_, w_) : g_ == w_; \

@@ -457,20 +457,34 @@ count_emit(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
 	(*(int *)ctx)++;
 }
 
-static void
-test_imap_bounded(void)
+/* A map started as a grid (deps-intervals.c) or as the tree. */
+static struct deps_imap *
+imap_new(bool grid)
 {
 	struct deps_imap *m = deps_imap_new();
+
+	deps_imap_set_grid(m, grid);
+	return m;
+}
+
+static const char *const mode_name[2] = { "tree", "grid" };
+
+static void
+test_imap_bounded(bool grid)
+{
+	struct deps_imap *m = imap_new(grid);
 	int n = 0;
 
 	/* Many small writes then one covering write: intervals coalesce. */
 	for (int i = 0; i < 10000; i++)
 		deps_imap_access(m, i * 16, i * 16 + 16, true, i + 1, count_emit, &n);
-	is_int(deps_imap_count(m), 10000, "one interval per disjoint write");
-	is_int(n, 0, "disjoint writes do not depend");
+	is_intf(deps_imap_count(m), 10000, "%s: one interval per disjoint write", mode_name[grid]);
+	is_intf(deps_imap_is_grid(m), grid, "%s: 16-byte tiles keep it a %s", mode_name[grid], mode_name[grid]);
+	is_intf(n, 0, "%s: disjoint writes do not depend", mode_name[grid]);
 	deps_imap_access(m, 0, DEPS_WHOLE, true, 20000, count_emit, &n);
-	is_int(deps_imap_count(m), 1, "a covering write leaves one interval");
-	is_int(n, 10000, "and depends on every earlier writer");
+	is_intf(deps_imap_count(m), 1, "%s: a covering write leaves one interval", mode_name[grid]);
+	ok(!deps_imap_is_grid(m), "%s: a whole-buffer access makes the tree", mode_name[grid]);
+	is_intf(n, 10000, "%s: and depends on every earlier writer", mode_name[grid]);
 	deps_imap_free(m);
 }
 
@@ -486,11 +500,11 @@ bf_emit(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
 }
 
 static void
-test_imap_random(void)
+test_imap_random(bool grid)
 {
 	static int64_t writer[BF];
 	static unsigned char readers[BF][512];
-	struct deps_imap *m = deps_imap_new();
+	struct deps_imap *m = imap_new(grid);
 	uint32_t x = 12345;
 	int bad = 0, dup = 0;
 
@@ -529,9 +543,11 @@ test_imap_random(void)
 			}
 		}
 	}
-	is_int(bad, 0, "interval map agrees with a byte-by-byte model on 500 random accesses");
-	is_int(dup, 0, "no byte reported twice for one source");
-	ok(deps_imap_count(m) <= BF, "live intervals stay bounded by the bytes touched");
+	is_intf(bad, 0, "%s: interval map agrees with a byte-by-byte model on 500 random accesses",
+	       mode_name[grid]);
+	is_intf(dup, 0, "%s: no byte reported twice for one source", mode_name[grid]);
+	ok(deps_imap_count(m) <= BF, "%s: live intervals stay bounded by the bytes touched",
+	   mode_name[grid]);
 	deps_imap_free(m);
 }
 
@@ -585,12 +601,12 @@ big_emit(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
 /*
  * One random run against the per-byte model; @tile: accesses of 1 to 3
  * whole tiles of that many bytes (the intervals are then tiles or runs of
- * them, and most accesses reuse them whole, updated in place), else of any
- * bytes.  Return: the most live intervals seen.
+ * them, and most accesses reuse them whole, updated in place) up to event
+ * @tiled_until, else of any bytes.  Return: the most live intervals seen.
  */
 static size_t
 imap_run(struct big_model *b, struct deps_imap *m, uint64_t x, int nev, uint64_t tile,
-	 int *missing)
+	 int tiled_until, int *missing)
 {
 	size_t maxlive = 0;
 
@@ -605,7 +621,7 @@ imap_run(struct big_model *b, struct deps_imap *m, uint64_t x, int nev, uint64_t
 		bool write;
 
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
-		if (tile) {
+		if (tile && b->ev <= tiled_until) {
 			len = tile * (1 + (x >> 20) % 3);
 			b->lo = (x >> 33) % (BIG / tile) * tile;
 		} else {
@@ -643,31 +659,116 @@ imap_run(struct big_model *b, struct deps_imap *m, uint64_t x, int nev, uint64_t
 }
 
 static void
-test_imap_big(void)
+test_imap_big(bool grid)
 {
 	static struct big_model b;
-	struct deps_imap *m = deps_imap_new();
+	const char *mode = mode_name[grid];
+	struct deps_imap *m = imap_new(grid);
 	size_t maxlive;
 	int missing;
 
-	maxlive = imap_run(&b, m, 987654321, 30000, 0, &missing);
-	is_int(b.bad, 0, "big random run: every reported byte is a true dependency");
-	is_int(b.dup + missing, 0, "big random run: none missing, none twice");
-	ok(maxlive > 1000 && maxlive <= BIG, "big random run kept %zu live intervals at most", maxlive);
+	maxlive = imap_run(&b, m, 987654321, 30000, 0, 0, &missing);
+	is_intf(b.bad, 0, "%s: big random run: every reported byte is a true dependency", mode);
+	is_intf(b.dup + missing, 0, "%s: big random run: none missing, none twice", mode);
+	ok(maxlive > 1000 && maxlive <= BIG, "%s: big random run kept %zu live intervals at most",
+	   mode, maxlive);
 	deps_imap_access(m, 0, DEPS_WHOLE, true, b.ev, big_emit, &b);
-	is_int(deps_imap_count(m), 1, "a covering write after it leaves one interval");
+	is_intf(deps_imap_count(m), 1, "%s: a covering write after it leaves one interval", mode);
 	deps_imap_free(m);
 
 	/* tiles reused whole: the in-place path, reads over runs of tiles, long reader lists */
-	m = deps_imap_new();
-	maxlive = imap_run(&b, m, 42, 30000, 16, &missing);
-	is_int(b.bad, 0, "tiled random run: every reported byte is a true dependency");
-	is_int(b.dup + missing, 0, "tiled random run: none missing, none twice");
-	ok(maxlive > BIG / 16 / 2 && maxlive <= BIG / 16, "tiled random run kept %zu live intervals",
-	   maxlive);
+	m = imap_new(grid);
+	maxlive = imap_run(&b, m, 42, 30000, 16, 30000, &missing);
+	is_intf(b.bad, 0, "%s: tiled random run: every reported byte is a true dependency", mode);
+	is_intf(b.dup + missing, 0, "%s: tiled random run: none missing, none twice", mode);
+	ok(maxlive > BIG / 16 / 2 && maxlive <= BIG / 16, "%s: tiled random run kept %zu live "
+	   "intervals", mode, maxlive);
+	is_intf(deps_imap_is_grid(m), grid, "%s: tiles keep it a %s", mode, mode);
 	deps_imap_free(m);
-	for (int i = 0; i < BIG; i++)
+
+	/* tiles of 256 first, then any bytes: a grid halves its granule down to one byte */
+	m = imap_new(grid);
+	imap_run(&b, m, 7, 20000, 256, 5000, &missing);
+	is_intf(b.bad, 0, "%s: tiles then any bytes: every reported byte is a true dependency", mode);
+	is_intf(b.dup + missing, 0, "%s: tiles then any bytes: none missing, none twice", mode);
+	is_intf(deps_imap_is_grid(m), grid, "%s: it stays a %s (8192 one-byte cells for a grid)", mode, mode);
+	deps_imap_free(m);
+	for (int i = 0; i < BIG; i++) {	/* b is static: ready for the next call */
 		free(b.readers[i]);
+		b.readers[i] = NULL;
+		b.capreaders[i] = 0;
+	}
+}
+
+/* A grid past its limits turns into the tree with its state. */
+struct dep_log {
+	int n;
+	int64_t src[8];
+	int kind[8];
+	uint64_t lo[8], hi[8];
+};
+
+static void
+log_emit(void *ctx, int64_t src, int kind, uint64_t lo, uint64_t hi)
+{
+	struct dep_log *l = ctx;
+
+	if (l->n < 8) {
+		l->src[l->n] = src;
+		l->kind[l->n] = kind;
+		l->lo[l->n] = lo;
+		l->hi[l->n] = hi;
+	}
+	l->n++;
+}
+
+static void
+test_imap_grid_limits(void)
+{
+	struct deps_imap *m = imap_new(true), *v[64];
+	struct dep_log l = { 0 };
+	int trees = 0, bad = 0;
+
+	deps_imap_access(m, 0, 16, true, 1, log_emit, &l);
+	deps_imap_access(m, 0, 32, false, 2, log_emit, &l);	/* [16, 32): never written */
+	ok(deps_imap_is_grid(m) && l.n == 1 && l.src[0] == 1 && l.kind[0] == ST_EDGE_FLOW &&
+	   l.lo[0] == 0 && l.hi[0] == 16, "grid: a read after a write: one flow, over the write");
+	l.n = 0;
+	deps_imap_access(m, 1, ((uint64_t)1 << 20) + 1, true, 3, log_emit, &l);
+	ok(!deps_imap_is_grid(m), "grid: 2^20 one-byte cells are too many: the tree");
+	ok(l.n == 3 && l.src[0] == 1 && l.kind[0] == ST_EDGE_OUTPUT && l.lo[0] == 1 &&
+	   l.hi[0] == 16 && l.src[1] == 2 && l.kind[1] == ST_EDGE_ANTI && l.lo[1] == 1 &&
+	   l.hi[1] == 16 && l.src[2] == 2 && l.kind[2] == ST_EDGE_ANTI && l.lo[2] == 16 &&
+	   l.hi[2] == 32, "  and it keeps the grid's writer and readers (%d deps)", l.n);
+	deps_imap_free(m);
+
+	/* the process's grids share 64 MiB: 64 maps of 65536 one-byte cells do not all fit */
+	for (int i = 0; i < 64; i++) {
+		v[i] = imap_new(true);
+		l.n = 0;
+		deps_imap_access(v[i], 1, 65536, true, 1, log_emit, &l);
+		deps_imap_access(v[i], 3, 5, false, 2, log_emit, &l);
+		trees += !deps_imap_is_grid(v[i]);
+		/* [3, 5) from event 1: one piece from the tree, one a byte from a grid */
+		{
+			uint64_t bytes = 0;
+
+			for (int k = 0; k < l.n && k < 8; k++)
+				if (l.src[k] == 1 && l.kind[k] == ST_EDGE_FLOW && l.lo[k] >= 3 &&
+				    l.hi[k] <= 5)
+					bytes += l.hi[k] - l.lo[k];
+			bad += !(l.n <= 2 && bytes == 2);
+		}
+	}
+	ok(trees > 0 && trees < 64, "grid: past the process's share, new maps are trees (%d of 64)",
+	   trees);
+	is_int(bad, 0, "  grids and trees alike report the flow");
+	for (int i = 0; i < 64; i++)
+		deps_imap_free(v[i]);
+	m = imap_new(true);
+	deps_imap_access(m, 1, 65536, true, 1, log_emit, &l);
+	ok(deps_imap_is_grid(m), "  freed grids give their share back");
+	deps_imap_free(m);
 }
 
 int
@@ -679,9 +780,12 @@ main(void)
 	test_scan_access();
 	test_operands();
 	test_rules();
-	test_imap_bounded();
-	test_imap_random();
-	test_imap_big();
+	for (int grid = 0; grid < 2; grid++) {
+		test_imap_bounded(grid);
+		test_imap_random(grid);
+		test_imap_big(grid);
+	}
+	test_imap_grid_limits();
 	tc_buf_free(&got);
 	tc_buf_free(&ops);
 	return tap_done();
