@@ -80,6 +80,9 @@ pdeps_cpu=$1 pdeps_wall=$2 pdeps_mcpu=$3 pdeps_mwall=$4 pdeps_flt=$5 pdeps_rss=$
 # the peer for where the edges are collected: new pages, not the args' memory
 set -- $(NX_EDGES_IN_ARGS=0 cpu "$W/d2" "$NX" ingest)
 ndeps_cpu=$1 ndeps_wall=$2 ndeps_mcpu=$3 ndeps_mwall=$4 ndeps_flt=$5 ndeps_rss=$6
+# and for the interval maps: trees from the start, not grids of tiles
+set -- $(NX_DEPS_GRID=0 cpu "$W/d2" "$NX" ingest)
+tdeps_cpu=$1 tdeps_wall=$2 tdeps_mcpu=$3 tdeps_mwall=$4 tdeps_flt=$5 tdeps_rss=$6
 rm -rf "$W/d0" "$W/d2"
 pct() {
 	awk -v a="$1" -v b="$2" 'BEGIN { printf "+%.0f%%", (a - b) * 100 / b }'
@@ -147,6 +150,7 @@ echo "| analysis off | plain (\`NX_MALLOC_THP=0 NX_PAGE_POOL=0\`) | ${pbase_cpu}
 echo "| analysis on, $threads threads | THP malloc + page pool (default) | ${deps_cpu}; ${deps_mcpu} | ${deps_wall}; ${deps_mwall} | ${deps_flt} | ${deps_rss} |"
 echo "| analysis on, $threads threads | plain (\`NX_MALLOC_THP=0 NX_PAGE_POOL=0\`) | ${pdeps_cpu}; ${pdeps_mcpu} | ${pdeps_wall}; ${pdeps_mwall} | ${pdeps_flt} | ${pdeps_rss} |"
 echo "| analysis on, $threads threads, edges in new pages (\`NX_EDGES_IN_ARGS=0\`) | THP malloc + page pool (default) | ${ndeps_cpu}; ${ndeps_mcpu} | ${ndeps_wall}; ${ndeps_mwall} | ${ndeps_flt} | ${ndeps_rss} |"
+echo "| analysis on, $threads threads, interval maps as trees (\`NX_DEPS_GRID=0\`) | THP malloc + page pool (default) | ${tdeps_cpu}; ${tdeps_mcpu} | ${tdeps_wall}; ${tdeps_mwall} | ${tdeps_flt} | ${tdeps_rss} |"
 echo
 echo "| query (CLI, best of 5, includes process start and db open) | ms |"
 echo "|---|---|"
