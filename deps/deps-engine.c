@@ -876,15 +876,22 @@ par_run(struct par_worker *w, struct par_batch *b)
 {
 	uint32_t n = (uint32_t)w->par->n, k = (uint32_t)w->k;
 	struct par_out *o = &b->out[k];
+	/*
+	 * The pieces are collected in a copy of o->pc, on this thread's stack:
+	 * o lies in the batch, next to the other workers' parts and the fields
+	 * the engine's thread writes, and a store to it for every piece made
+	 * the cache line go back and forth between the cores.
+	 */
+	struct deps_pieces pc = o->pc;
 
-	o->pc.n = 0;
+	pc.n = 0;
 	if (b->nev + 1 > o->cfirst) {
 		o->cfirst = b->nev + 1;
 		o->first = tc_xrealloc(o->first, o->cfirst * sizeof(*o->first));
 	}
 	o->first[0] = 0;
 	for (size_t i = 0; i < b->nev; i++) {
-		size_t start = o->pc.n;
+		size_t start = pc.n;
 
 		for (int pass = 0; pass < 2; pass++)
 			for (uint32_t j = b->first[i]; j < b->first[i + 1]; j++) {
@@ -897,13 +904,14 @@ par_run(struct par_worker *w, struct par_batch *b)
 					w->maps = tc_xrealloc(w->maps, (w->nmaps + 1) * sizeof(*w->maps));
 					w->maps[w->nmaps++] = deps_imap_new();
 				}
-				o->pc.buf = a->buf;
-				deps_imap_add(w->maps[m], a->lo, a->hi, a->write, b->eid[i], &o->pc);
+				pc.buf = a->buf;
+				deps_imap_add(w->maps[m], a->lo, a->hi, a->write, b->eid[i], &pc);
 			}
-		if (o->pc.n - start > 1)
-			sort_pieces(o->pc.v + start, o->pc.n - start, &w->ptmp, &w->cptmp);
-		o->first[i + 1] = (uint32_t)o->pc.n;
+		if (pc.n - start > 1)
+			sort_pieces(pc.v + start, pc.n - start, &w->ptmp, &w->cptmp);
+		o->first[i + 1] = (uint32_t)pc.n;
 	}
+	o->pc = pc;
 }
 
 static void *
