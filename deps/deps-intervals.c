@@ -141,9 +141,8 @@ struct deps_imap {
 	size_t cold, cneu;
 	struct di_step path[DI_MAXH];	/* the last descent, root first */
 	int depth;
-	/* a grid while @grid: cell i holds [i << gshift, (i + 1) << gshift); gran 0: no access yet */
+	/* a grid while @grid: cell i holds [i << gshift, (i + 1) << gshift); no cells: no access yet */
 	bool grid;
-	uint64_t gran;		/* 1 << gshift */
 	unsigned gshift;
 	struct di_cell *cells;
 	size_t ncells;
@@ -681,11 +680,13 @@ grid_grow(struct deps_imap *m, size_t n)
 static bool
 grid_refine(struct deps_imap *m, unsigned shift)
 {
-	size_t f = (size_t)1 << (m->gshift - shift), n;
+	unsigned d = m->gshift - shift;
+	size_t f, n;
 	struct di_cell *c;
 
-	if (m->gshift - shift >= 63 || f > DI_GRID_CELLS || m->ncells > DI_GRID_CELLS / f)
+	if ((DI_GRID_CELLS >> d) < m->ncells)	/* d < 64: shifts of 63 at most */
 		return false;
+	f = (size_t)1 << d;
 	n = m->ncells * f;
 	if (!grid_take((n - m->ncells) * sizeof(*c)))
 		return false;
@@ -704,7 +705,6 @@ grid_refine(struct deps_imap *m, unsigned shift)
 	m->cells = c;
 	m->ncells = n;
 	m->gshift = shift;
-	m->gran = (uint64_t)1 << shift;
 	return true;
 }
 
@@ -716,11 +716,13 @@ grid_to_tree(struct deps_imap *m)
 	m->count = 0;
 	for (size_t i = 0; i < m->ncells; i++) {
 		const struct di_cell *c = &m->cells[i];
-		struct di_iv iv = { (uint64_t)i << m->gshift, (uint64_t)(i + 1) << m->gshift,
-				    c->writer, cell_rd(c) };
 
-		if (c->writer || c->r[0])	/* in use: up to the highest bound seen */
+		if (c->writer || c->r[0]) {	/* in use: up to the highest bound seen */
+			struct di_iv iv = { (uint64_t)i << m->gshift,
+					    (uint64_t)(i + 1) << m->gshift, c->writer, cell_rd(c) };
+
 			tree_insert(m, &iv);
+		}
 	}
 	grid_free(m);
 }
@@ -734,16 +736,14 @@ grid_fit_slow(struct deps_imap *m, uint64_t lo, uint64_t hi)
 {
 	unsigned shift = (unsigned)__builtin_ctzll(lo | hi);	/* hi > 0 */
 
-	if (m->gran && shift > m->gshift)
+	if (m->ncells && shift > m->gshift)
 		shift = m->gshift;
 	if (hi == DEPS_WHOLE || (hi >> shift) > DI_GRID_CELLS)
 		goto tree;
-	if (!m->gran) {
+	if (!m->ncells)		/* the first access: grown below */
 		m->gshift = shift;
-		m->gran = (uint64_t)1 << shift;
-	} else if (shift < m->gshift && !grid_refine(m, shift)) {
+	else if (shift < m->gshift && !grid_refine(m, shift))
 		goto tree;
-	}
 	if ((hi >> m->gshift) > m->ncells && !grid_grow(m, (size_t)(hi >> m->gshift)))
 		goto tree;
 	return true;
@@ -755,7 +755,8 @@ tree:
 static inline bool
 grid_fit(struct deps_imap *m, uint64_t lo, uint64_t hi)
 {
-	if (m->gran && !((lo | hi) & (m->gran - 1)) && (hi >> m->gshift) <= m->ncells)
+	if (m->ncells && !((lo | hi) & (((uint64_t)1 << m->gshift) - 1)) &&
+	    (hi >> m->gshift) <= m->ncells)
 		return true;
 	return grid_fit_slow(m, lo, hi);
 }
@@ -765,7 +766,7 @@ DI_INLINE void
 grid_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, uint32_t eid,
 	    deps_emit_fn emit, void *ctx)
 {
-	uint64_t g = m->gran, a = lo;
+	uint64_t g = (uint64_t)1 << m->gshift, a = lo;
 	struct di_cell *c = &m->cells[lo >> m->gshift], *end = &m->cells[hi >> m->gshift];
 
 	for (; c < end; c++, a += g) {

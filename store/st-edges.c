@@ -734,7 +734,6 @@ st_epage_data(const struct st_edges *x, const struct st_estream *s, size_t i, si
 	return pg->mem ? pg->mem : (const uint8_t *)x->spill.map + pg->off;
 }
 
-
 /*
  * Counting-sort (stably) the groups of @s by their dst: @to[k] gets the
  * header of the k-th; the groups of local id i are @to[first[i] ..

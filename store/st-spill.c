@@ -302,10 +302,17 @@ st_spill_release(struct st_spill *sp, uint64_t below)
 		atomic_store_explicit(&sp->released, below, memory_order_release);
 }
 
+/* Where the next lent bytes start: past those lent, on a page. */
+static uint64_t
+st_spill_lend_at(const struct st_spill *sp)
+{
+	return (sp->lent + ST_SPILL_LEND_ALIGN - 1) & ~(ST_SPILL_LEND_ALIGN - 1);
+}
+
 void *
 st_spill_lend(struct st_spill *sp, size_t n)
 {
-	uint64_t at = (sp->lent + ST_SPILL_LEND_ALIGN - 1) & ~(ST_SPILL_LEND_ALIGN - 1), top;
+	uint64_t at = st_spill_lend_at(sp), top;
 
 	if (!sp->ram || !sp->mem)
 		return NULL;
@@ -327,7 +334,7 @@ st_spill_lent(const struct st_spill *sp, const void *p)
 void
 st_spill_lend_end(struct st_spill *sp)
 {
-	size_t at = (size_t)((sp->lent + ST_SPILL_LEND_ALIGN - 1) & ~(ST_SPILL_LEND_ALIGN - 1));
+	size_t at = (size_t)st_spill_lend_at(sp);
 
 	if (!sp->ram || !sp->mem || !at || at >= sp->cap)
 		return;
