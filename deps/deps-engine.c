@@ -89,6 +89,8 @@ struct deps_engine {
 };
 
 static void par_free(struct deps_par *p);
+static bool par_ready(const struct deps_par *p, uint64_t c);
+static void par_report(struct deps_par *p, uint64_t upto, bool wait);
 static size_t par_live(const struct deps_par *p);
 
 #define GROW(arr, n, cap) TC_GROW(arr, n, cap, 16)
@@ -852,13 +854,14 @@ struct deps_par {
 	struct par_batch ring[PAR_RING];	/* batch b in ring[b % PAR_RING] */
 	uint64_t published;	/* batches handed over (under mu) */
 	uint64_t combined;	/* batches reported (under mu) */
+	bool reporting;		/* a thread is reporting batch combined (under mu) */
 	bool quit;		/* under mu */
 	int rc;			/* the first error of an edge callback (under mu) */
 	pthread_mutex_t mu;
 	pthread_cond_t cv_work;	/* a batch was handed over: workers */
-	pthread_cond_t cv_done;	/* a worker is done with one: the reporter */
-	pthread_cond_t cv_free;	/* one was reported: the engine's thread */
-	/* the reporting side: the engine's thread, or the reporter below */
+	pthread_cond_t cv_done;	/* a worker is done with one: the reporting side */
+	pthread_cond_t cv_free;	/* one was reported: the engine's thread, or one waiting to report */
+	/* the reporting side: the engine's thread and idle workers, or the reporter below */
 	bool reporter;
 	pthread_t rth;
 	int64_t rcpu_ns;	/* the reporter's CPU time after its last batch (under mu) */
@@ -928,8 +931,21 @@ par_main(void *arg)
 		struct par_batch *b;
 		int64_t ns;
 
-		while (w->done == p->published && !p->quit)
+		while (w->done == p->published && !p->quit) {
+			/*
+			 * Nothing to map: report the oldest batch if it is
+			 * ready, one at a time, so that the engine's thread,
+			 * which also reads the args, reports only when its
+			 * ring is full.
+			 */
+			if (!p->reporter && !p->reporting && p->combined < p->published &&
+			    par_ready(p, p->combined)) {
+				par_report(p, p->combined + 1, false);
+				w->cpu_ns = tc_thread_cpu_ns();
+				continue;
+			}
 			pthread_cond_wait(&p->cv_work, &p->mu);
+		}
 		if (p->quit)
 			break;
 		b = &p->ring[w->done % PAR_RING];
@@ -1021,10 +1037,12 @@ par_combine(struct deps_par *p, struct par_batch *b)
 }
 
 /*
- * The reporting side: report batch p->combined once every worker is done
- * with it; with @wait, until @upto are, else those done.  After an error
- * the batches are let go without reporting.  Called under mu, which it
- * drops while it reports.
+ * Report batch p->combined once every worker is done with it, and so on
+ * up to @upto; with @wait, until @upto are reported, else those done.
+ * Without a reporter thread, the engine's thread and idle workers share
+ * this: one at a time (p->reporting), in batch order.  After an error the
+ * batches are let go without reporting.  Called under mu, which it drops
+ * while it reports.
  */
 static void
 par_report(struct deps_par *p, uint64_t upto, bool wait)
@@ -1033,22 +1051,25 @@ par_report(struct deps_par *p, uint64_t upto, bool wait)
 		struct par_batch *b;
 		int rc = 0;
 
-		if (!par_ready(p, p->combined)) {
+		if (p->reporting || !par_ready(p, p->combined)) {
 			if (!wait)
 				return;
-			pthread_cond_wait(&p->cv_done, &p->mu);
+			/* the thread reporting signals cv_free, a worker done cv_done */
+			pthread_cond_wait(p->reporting ? &p->cv_free : &p->cv_done, &p->mu);
 			continue;
 		}
+		p->reporting = true;
 		b = &p->ring[p->combined % PAR_RING];
 		pthread_mutex_unlock(&p->mu);
-		if (!p->rc)	/* only this side writes it */
+		if (!p->rc)	/* only the reporting thread writes it */
 			rc = par_combine(p, b);
 		pthread_mutex_lock(&p->mu);
 		if (rc && !p->rc)
 			p->rc = rc;
 		b->nev = b->nacc = 0;
 		p->combined++;
-		pthread_cond_signal(&p->cv_free);
+		p->reporting = false;
+		pthread_cond_broadcast(&p->cv_free);
 	}
 }
 
@@ -1104,10 +1125,8 @@ par_publish(struct deps_engine *e)
 		pthread_cond_signal(&p->cv_done);
 		while (p->published - p->combined >= PAR_RING)
 			pthread_cond_wait(&p->cv_free, &p->mu);
-	} else {
-		par_report(p, p->published, false);
-		if (p->published - p->combined >= PAR_RING)
-			par_report(p, p->published - PAR_RING + 1, true);
+	} else if (p->published - p->combined >= PAR_RING) {
+		par_report(p, p->published - PAR_RING + 1, true);
 	}
 	rc = p->rc;
 	pthread_mutex_unlock(&p->mu);
