@@ -805,10 +805,13 @@ flush_pieces(struct deps_engine *e, const struct nview *nv, struct label *lab, i
  * workers' sorted pieces of each event are merged (a piece's buffer decides
  * its worker, so no two workers have equal keys and the merge is the sort
  * one thread does) and the edges reported in processing order, exactly as
- * one thread does: the store sees the same edges in the same order.  That
- * is done by the engine's thread between two batches or, with four threads
- * or more, by a thread of its own (nx-deps-report), so that scanning the
- * args and reporting the edges run side by side too.
+ * one thread does: the store sees the same edges in the same order.  With
+ * two or three threads, whoever is free reports the oldest batch that all
+ * workers are done with: a worker with nothing to map, or the engine's
+ * thread once its ring is full (it scans the args as well, so it reports
+ * as little as it can); with four threads or more a thread of its own does
+ * (nx-deps-report), so that scanning the args and reporting the edges run
+ * side by side too.
  */
 #define PAR_MAX 8		/* threads at most, the engine's included */
 #define PAR_RING 4		/* batches in flight */
