@@ -673,16 +673,57 @@ piece_lt(const struct deps_piece *x, const struct deps_piece *y)
 	return x->lo < y->lo;
 }
 
-/* piece_sort(): common/tc-sort.h (a handful per event, so mostly its insertion sort) */
+/* piece_sort(): common/tc-sort.h, for events with many pieces */
 TC_MSORT_DEFINE(piece_sort, struct deps_piece, piece_lt)
 
-/* Sort the @n pieces of one event at @v; *@tmp (*@ctmp entries) is the merge scratch. */
+#define PIECE_RANK_MAX 16	/* pieces sorted by rank_pieces() at most */
+
+/*
+ * Sort the @n (at most PIECE_RANK_MAX) pieces at @v into @out by rank:
+ * a piece goes after every piece that piece_lt() puts before it and every
+ * equal one before it in @v (so the order is piece_sort()'s, which is
+ * stable).  The comparisons are of one 128-bit key (source, kind, buffer,
+ * start) and do not branch: an event's handful of pieces come in no
+ * order, and an insertion sort mispredicted about a branch per
+ * comparison.  Return: false, having done nothing, when a key does not
+ * fit (a source past 32 bits, a buffer id past 29).
+ */
+static bool
+rank_pieces(const struct deps_piece *v, size_t n, struct deps_piece *out)
+{
+	unsigned __int128 key[PIECE_RANK_MAX];
+
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].src < 0 || v[i].src > UINT32_MAX || v[i].buf >= (1u << 29) ||
+		    v[i].kind < 0 || v[i].kind > 7)
+			return false;
+		key[i] = (unsigned __int128)((uint64_t)v[i].src << 32 |
+					     (uint64_t)v[i].kind << 29 | v[i].buf) << 64 |
+			 v[i].lo;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t r = 0;
+
+		for (size_t j = 0; j < i; j++)
+			r += key[j] <= key[i];
+		for (size_t j = i + 1; j < n; j++)
+			r += key[j] < key[i];
+		out[r] = v[i];
+	}
+	return true;
+}
+
+/* Sort the @n pieces of one event at @v; *@tmp (*@ctmp entries) is the scratch. */
 static void
 sort_pieces(struct deps_piece *v, size_t n, struct deps_piece **tmp, size_t *ctmp)
 {
-	if (n / 2 + 1 > *ctmp) {
-		*ctmp = n / 2 + 1;
+	if (n > *ctmp) {
+		*ctmp = TC_MAX(n, (size_t)PIECE_RANK_MAX);
 		*tmp = tc_xrealloc(*tmp, *ctmp * sizeof(**tmp));
+	}
+	if (n <= PIECE_RANK_MAX && rank_pieces(v, n, *tmp)) {
+		memcpy(v, *tmp, n * sizeof(*v));
+		return;
 	}
 	piece_sort(v, *tmp, n);
 }
