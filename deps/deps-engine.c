@@ -848,14 +848,16 @@ flush_pieces(struct deps_engine *e, const struct nview *nv, struct label *lab, i
  * one thread does) and the edges reported in processing order, exactly as
  * one thread does: the store sees the same edges in the same order.  With
  * two or three threads, whoever is free reports the oldest batch that all
- * workers are done with: a worker with nothing to map, or the engine's
- * thread once its ring is full (it scans the args as well, so it reports
- * as little as it can); with four threads or more a thread of its own does
+ * workers are done with, one batch at a time: a worker with nothing to
+ * map, or the engine's thread between two batches of args once two or
+ * more wait (and when its ring is full); with four threads or more a
+ * thread of its own does
  * (nx-deps-report), so that scanning the args and reporting the edges run
  * side by side too.
  */
 #define PAR_MAX 8		/* threads at most, the engine's included */
-#define PAR_RING 4		/* batches in flight */
+#define PAR_RING 8		/* batches in flight */
+#define PAR_REPORT_AT 2	/* the engine's thread reports from this many unreported on */
 #define PAR_BATCH 2048		/* events per batch */
 #define PAR_REPORTER 4		/* from this many threads on, one reports the edges */
 
@@ -978,9 +980,7 @@ par_main(void *arg)
 		while (w->done == p->published && !p->quit) {
 			/*
 			 * Nothing to map: report the oldest batch if it is
-			 * ready, one at a time, so that the engine's thread,
-			 * which also reads the args, reports only when its
-			 * ring is full.
+			 * ready, then look for work again.
 			 */
 			if (!p->reporter && !p->reporting && p->combined < p->published &&
 			    par_ready(p, p->combined)) {
@@ -1169,8 +1169,18 @@ par_publish(struct deps_engine *e)
 		pthread_cond_signal(&p->cv_done);
 		while (p->published - p->combined >= PAR_RING)
 			pthread_cond_wait(&p->cv_free, &p->mu);
-	} else if (p->published - p->combined >= PAR_RING) {
-		par_report(p, p->published - PAR_RING + 1, true);
+	} else {
+		/*
+		 * Report the oldest batch if it is ready and no worker is at
+		 * it, once PAR_REPORT_AT wait: left to the workers until the
+		 * ring was full, this thread then waited for a worker's
+		 * report of the slot it needed (a fifth of the phase at 10M
+		 * events).  One batch, then back to the args.
+		 */
+		if (p->published - p->combined >= PAR_REPORT_AT)
+			par_report(p, p->combined + 1, false);
+		if (p->published - p->combined >= PAR_RING)
+			par_report(p, p->published - PAR_RING + 1, true);
 	}
 	rc = p->rc;
 	pthread_mutex_unlock(&p->mu);
