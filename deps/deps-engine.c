@@ -851,9 +851,8 @@ flush_pieces(struct deps_engine *e, const struct nview *nv, struct label *lab, i
  * workers are done with, one batch at a time: a worker with nothing to
  * map, or the engine's thread between two batches of args once two or
  * more wait (and when its ring is full); with four threads or more a
- * thread of its own does
- * (nx-deps-report), so that scanning the args and reporting the edges run
- * side by side too.
+ * thread of its own does (nx-deps-report), so that scanning the args and
+ * reporting the edges run side by side too.
  */
 #define PAR_MAX 8		/* threads at most, the engine's included */
 #define PAR_RING 8		/* batches in flight */

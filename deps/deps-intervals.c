@@ -649,8 +649,8 @@ cell_rd(const struct di_cell *c)
  * Reader @eid into cell @c, in place: what rd_push() does to the cell's
  * set (the oldest of a full set goes to the list, which the new node takes
  * the cell's reference on).  The set stays in the cell: built on the
- * stack and passed to rd_push() by value, its wide loads waited for the
- * narrow stores just made (a quarter of a grid's reads).
+ * stack and passed to rd_push() by value, its 16-byte loads waited for the
+ * 4-byte stores just made (a sixth of the map's time at 1M events).
  */
 DI_INLINE void
 cell_push(struct deps_imap *m, struct di_cell *c, uint32_t eid)
