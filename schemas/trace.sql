@@ -97,10 +97,10 @@ CREATE TABLE event_dir (
 
 -- Dependency edges are packed too, not one row each (encoding:
 -- store/st-edges.h and docs/dependencies.md).  Event ids are cut into
--- blocks of 256: edge_blocks row b holds the edges into events
--- 256b..256b+255 (ins, sorted by dst) and edge_outs row b the edges out of
--- them (outs, sorted by src), each blob led by an index of its 64 groups of
--- 4 events (version 4).  edge_crit row b holds, for each of those events,
+-- blocks of 128 (256 before version 11): edge_blocks row b holds the edges
+-- into events 128b..128b+127 (ins, sorted by dst) and edge_outs row b the
+-- edges out of them (outs, sorted by src), each blob led by an index of its
+-- 32 groups of 4 events (version 4).  edge_crit row b holds, for each of those events,
 -- the edge in whose source ends last (version 5: the critical path follows
 -- it; version 6: with how much earlier than the event its source ends;
 -- version 7: and the next source).  A table each since version 9 (crit
@@ -114,7 +114,7 @@ CREATE TABLE event_dir (
 -- src = ? or dst = ?.  kind: enum st_edge_kind.  label: flow name/id, buffer
 -- bytes or semaphore condition that caused it.
 CREATE TABLE edge_blocks (
-	id   INTEGER PRIMARY KEY,	-- block: event ids 256 * id .. 256 * id + 255
+	id   INTEGER PRIMARY KEY,	-- block: event ids 128 * id .. 128 * id + 127
 	ins  BLOB NOT NULL
 );
 

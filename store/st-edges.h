@@ -75,7 +75,14 @@
 #include <sqlite3.h>
 #include "common/tc.h"
 
-#define ST_EDGE_BLOCK 256	/* event ids per edge_blocks row */
+/*
+ * Event ids per row of edge_blocks, edge_outs and edge_crit (version 11;
+ * 256 before).  SQLite keeps a row of up to a page less 35 bytes whole on
+ * its leaf page, so rows between half a page and a page take a page each:
+ * at 256 the ins of a dense engine trace (about 20 KB, 7 edges an event)
+ * left a third of their 32 KB pages empty.
+ */
+#define ST_EDGE_BLOCK 128
 #define ST_EDGE_GROUP 4	/* events per entry of a blob's index */
 #define ST_EDGE_GROUPS (ST_EDGE_BLOCK / ST_EDGE_GROUP)
 #define ST_EDGE_IDX (ST_EDGE_GROUPS * 5)	/* bytes of a blob's index */

@@ -24,7 +24,7 @@
 #include "common/tc.h"
 
 /* Schema versions (PRAGMA user_version) of the two database kinds. */
-#define ST_TRACE_SCHEMA_VERSION 10
+#define ST_TRACE_SCHEMA_VERSION 11
 #define ST_CATALOG_SCHEMA_VERSION 1
 
 /* Device kinds (devices.kind). */

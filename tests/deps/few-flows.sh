@@ -44,6 +44,11 @@ id=$(ingest_id "$T/few.json")
 ok $? "it ingests"
 is "$(jget "$T/ingest.json" "j['slices'], j['flows']['flow']")" "6000 40" "6000 slices, 40 flow edges"
 
+# Event ids per edge block, as this build stores them.
+BLOCK=$(sed -n 's/^#define ST_EDGE_BLOCK \([0-9][0-9]*\).*/\1/p' "$NX_SRCDIR/store/st-edges.h")
+export BLOCK
+[ -n "$BLOCK" ]; ok $? "the edge block size ($BLOCK) read from store/st-edges.h"
+
 # Varints of the crit blobs (store/st-edges.h), for the checks below.
 cat >"$T/varint.py" <<'EOF'
 def uv(b, i):
@@ -73,7 +78,7 @@ db="$T/d/traces/$id.db"
 	"$NX" sql "$db" "SELECT src, dst FROM edges" >"$T/edges.txt"
 ok $? "ends and edges listed"
 PYTHONPATH="$T" /usr/bin/python3 - "$db" "$T/ends.txt" "$T/edges.txt" >"$T/crit.txt" <<'EOF'
-import sqlite3, sys
+import os, sqlite3, sys
 from varint import uv, unzig
 db = sqlite3.connect(sys.argv[1])
 rows = lambda f: [tuple(int(x) for x in l.split("|")) for l in open(f) if l.strip()]
@@ -87,7 +92,7 @@ got, blobs = {}, 0
 for bid, crit in db.execute("SELECT id, crit FROM edge_crit"):
     blobs += 1
     n, i = uv(crit, 0)
-    stop, ev = i + n, bid * 256
+    stop, ev = i + n, bid * int(os.environ['BLOCK'])
     while i < stop:
         v, i = uv(crit, i)
         if v:
@@ -121,14 +126,14 @@ ok $? "two flows into one slice: it ingests"
 a=$(eid "$two" A) && b=$(eid "$two" B) && d=$(eid "$two" D)
 ok $? "A, B and D found"
 PYTHONPATH="$T" /usr/bin/python3 - "$T/d/traces/$two.db" "$a" "$d" <<'EOF'
-import sqlite3, sys
+import os, sqlite3, sys
 from varint import uv, put, zig
 db = sqlite3.connect(sys.argv[1])
 a, d = int(sys.argv[2]), int(sys.argv[3])
-bid = d // 256
+bid = d // int(os.environ['BLOCK'])
 crit = db.execute("SELECT crit FROM edge_crit WHERE id = ?", (bid,)).fetchone()[0]
 n, i = uv(crit, 0)
-stop, ev, first, done = i + n, bid * 256, b"", False
+stop, ev, first, done = i + n, bid * int(os.environ['BLOCK']), b"", False
 while i < stop:
     v, i = uv(crit, i)
     if v:

@@ -596,24 +596,28 @@ main(void)
 	}
 	/* a damaged ins blob: the lookups in its block fail as corrupt, others still answer */
 	{
+		/* ids by block: B + 1 is block 1's second event, and so on */
+		const int64_t B = ST_EDGE_BLOCK, in2 = 2 * B + 60, c0 = B * 3 / 4 + 8;
 		sqlite3 *db = fresh_db(path);
 		struct st_edges *x = NULL;
 		struct tc_err err = { 0 };
-		char *g;
+		char *g, *sql, want[64];
 
-		is_int(st_edges_new(&x, db, 1000, 1 << 20, path, &err), 0, "small collector");
+		is_int(st_edges_new(&x, db, 4 * B - 24, 1 << 20, path, &err), 0, "small collector");
 		st_edges_set_ends(x, ends);
-		for (int i = 1; i < 1000; i++)
+		for (int i = 1; i < 4 * B - 24; i++)
 			st_edges_add(x, i - 1, i, i % 4, "A[0:4]", 6);
 		is_int(st_edges_finish(x, NULL, NULL, &err), 0, "finishes");
 		st_edges_free(x);
 		/* block 1: its first entry (after the index) jumps past the block's last id */
-		damage_ins(db, 1, 0, "ff7f00", 3, 257, 300, "a lookup in the damaged group");
+		damage_ins(db, 1, 0, "ff7f00", 3, B + 1, B + 44, "a lookup in the damaged group");
 		/* block 2: its index points past the blob */
 		is_int(sqlite3_exec(db, "UPDATE edge_outs SET outs = X'ffffff7f00' || substr(outs, 6) "
 				    "WHERE id = 2", NULL, NULL, NULL), SQLITE_OK, "outs of block 2 damaged");
-		is_int(first_step(db, "SELECT dst FROM edges WHERE src = 513"), SQLITE_CORRUPT,
+		sql = tc_xasprintf("SELECT dst FROM edges WHERE src = %lld", (long long)(2 * B + 1));
+		is_int(first_step(db, sql), SQLITE_CORRUPT,
 		       "a lookup through a damaged index is SQLITE_CORRUPT");
+		free(sql);
 		/*
 		 * block 0's first entry (0 -> 1: id step 01, then the source) with
 		 * 11 bytes written over it from its source on, the length kept (the
@@ -625,20 +629,22 @@ main(void)
 			   "an entry with a number of 11 bytes");
 		/* block 3: text where the ins blob should be */
 		sqlite3_exec(db, "UPDATE edge_blocks SET ins = 'abc' WHERE id = 3", NULL, NULL, NULL);
-		is_int(first_step(db, "SELECT src FROM edges WHERE dst = 800"), SQLITE_CORRUPT,
+		sql = tc_xasprintf("SELECT src FROM edges WHERE dst = %lld", (long long)(3 * B + 32));
+		is_int(first_step(db, sql), SQLITE_CORRUPT,
 		       "a lookup in a blob that is text is SQLITE_CORRUPT");
+		free(sql);
 		{
 			struct st_conn *c = st_conn_of(db);
 			struct st_edge_end *v = NULL;
 			size_t n = 0, cap = 0;
 
-			is_int(c ? st_conn_edges(c, 257, false, &v, &n, &cap) : 0, -EIO,
+			is_int(c ? st_conn_edges(c, B + 1, false, &v, &n, &cap) : 0, -EIO,
 			       "st_conn_edges in the damaged group is -EIO");
-			is_int(c ? st_conn_edges(c, 513, true, &v, &n, &cap) : 0, -EIO,
+			is_int(c ? st_conn_edges(c, 2 * B + 1, true, &v, &n, &cap) : 0, -EIO,
 			       "st_conn_edges through the damaged index is -EIO");
-			is_int(c ? st_conn_edges(c, 700, false, &v, &n, &cap) : -1, 0,
+			is_int(c ? st_conn_edges(c, in2, false, &v, &n, &cap) : -1, 0,
 			       "st_conn_edges in another block answers");
-			ok(n == 1 && v[0].id == 699 && v[0].kind == 0, "with its edge");
+			ok(n == 1 && v[0].id == in2 - 1 && v[0].kind == in2 % 4, "with its edge");
 			free(v);
 		}
 		/*
@@ -653,23 +659,26 @@ main(void)
 			struct st_conn *c = st_conn_of(db);
 			struct st_crit cr[2];
 
-			is_int(c ? st_conn_crit(c, 300, 2, cr) : 0, 1,
+			is_int(c ? st_conn_crit(c, B + 44, 2, cr) : 0, 1,
 			       "st_conn_crit in a block whose crit blob does not decode: 1");
-			is_int(c ? st_conn_crit(c, 800, 2, cr) : 0, 1,
+			is_int(c ? st_conn_crit(c, 3 * B + 32, 2, cr) : 0, 1,
 			       "and in one without a crit blob");
-			is_int(c ? st_conn_crit(c, 700, 2, cr) : -1, 0, "another block answers");
-			ok(cr[0].src == 699 && cr[0].kind == 0 && cr[0].lag == ends[700] - ends[699] &&
+			is_int(c ? st_conn_crit(c, in2, 2, cr) : -1, 0, "another block answers");
+			ok(cr[0].src == in2 - 1 && cr[0].kind == in2 % 4 &&
+			   cr[0].lag == ends[in2] - ends[in2 - 1] &&
 			   cr[1].src == -1, "with its edge (%lld, kind %d, ends %lld earlier), no other",
 			   (long long)cr[0].src, cr[0].kind, (long long)cr[0].lag);
 			is_int(c ? st_conn_crit(c, 0, 1, cr) : -1, 0, "an event without edges in");
 			ok(cr[0].src == -1, "has none");
-			is_int(c ? st_conn_crit(c, 200, 1, cr) : -1, 0,
+			is_int(c ? st_conn_crit(c, c0, 1, cr) : -1, 0,
 			       "the first source where the second part does not decode");
-			ok(cr[0].src == 199, "is still known (%lld)", (long long)cr[0].src);
-			is_int(c ? st_conn_crit(c, 200, 2, cr) : 0, 1, "the second: 1 (cannot say)");
+			ok(cr[0].src == c0 - 1, "is still known (%lld)", (long long)cr[0].src);
+			is_int(c ? st_conn_crit(c, c0, 2, cr) : 0, 1, "the second: 1 (cannot say)");
 		}
-		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", 700, 0);
-		is_str(g, "699>700:0:A[0:4];", "a lookup in another block still answers");
+		g = got(db, "SELECT src, dst, kind, label FROM edges WHERE dst = ?", in2, 0);
+		snprintf(want, sizeof(want), "%lld>%lld:%d:A[0:4];", (long long)(in2 - 1),
+			 (long long)in2, (int)(in2 % 4));
+		is_str(g, want, "a lookup in another block still answers");
 		free(g);
 		sqlite3_close(db);
 		unlink(path);
