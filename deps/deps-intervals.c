@@ -226,6 +226,31 @@ rd_push(struct deps_imap *m, struct di_rd rd, uint32_t eid)
  */
 #define DI_INLINE static inline __attribute__((always_inline))
 
+/*
+ * Reader @eid into the set kept at *@rest and @r (an interval's or a grid
+ * cell's), in place: what rd_push() gives, the set's reference on its list
+ * moving to the new node when the oldest reader goes there.  Built on the
+ * stack and passed to rd_push() by value, the set's 16-byte loads waited
+ * for the 4-byte stores just made (a sixth of a grid's time at 1M events).
+ */
+DI_INLINE void
+rd_push_at(struct deps_imap *m, struct rlist **rest, uint32_t *r, uint32_t eid)
+{
+	if (r[0] == eid)	/* read twice by one event */
+		return;
+	if (r[DI_RD - 1]) {
+		struct rlist *n = rl_alloc(m);
+
+		n->eid = r[DI_RD - 1];
+		n->ref = 1;
+		n->next = *rest;
+		*rest = n;
+	}
+	for (int k = DI_RD - 1; k > 0; k--)
+		r[k] = r[k - 1];
+	r[0] = eid;
+}
+
 /* Report each reader of @rd but @eid as an anti dependency of [@a, @b). */
 DI_INLINE void
 rd_emit(struct di_rd rd, uint32_t eid, uint64_t a, uint64_t b, deps_emit_fn emit, void *ctx)
@@ -576,12 +601,8 @@ access_in_place(struct deps_imap *m, struct di_node *l, int j, uint64_t hi, bool
 		if (e->writer && e->writer != eid)
 			emit(ctx, e->writer, ST_EDGE_FLOW, l->key[i], e->hi);
 	}
-	for (int i = j; i <= k; i++) {
-		struct di_rd rd = rd_push(m, ent_rd(&l->ent[i]), eid);
-
-		rl_put(m, l->ent[i].rest);
-		ent_set(&l->ent[i], l->ent[i].hi, l->ent[i].writer, rd);
-	}
+	for (int i = j; i <= k; i++)
+		rd_push_at(m, &l->ent[i].rest, l->ent[i].r, eid);
 	return true;
 }
 
@@ -643,31 +664,6 @@ cell_rd(const struct di_cell *c)
 
 	memcpy(rd.r, c->r, sizeof(rd.r));
 	return rd;
-}
-
-/*
- * Reader @eid into cell @c, in place: what rd_push() does to the cell's
- * set (the oldest of a full set goes to the list, which the new node takes
- * the cell's reference on).  The set stays in the cell: built on the
- * stack and passed to rd_push() by value, its 16-byte loads waited for the
- * 4-byte stores just made (a sixth of the map's time at 1M events).
- */
-DI_INLINE void
-cell_push(struct deps_imap *m, struct di_cell *c, uint32_t eid)
-{
-	if (c->r[0] == eid)	/* read twice by one event */
-		return;
-	if (c->r[DI_RD - 1]) {
-		struct rlist *n = rl_alloc(m);
-
-		n->eid = c->r[DI_RD - 1];
-		n->ref = 1;
-		n->next = c->rest;
-		c->rest = n;
-	}
-	for (int k = DI_RD - 1; k > 0; k--)
-		c->r[k] = c->r[k - 1];
-	c->r[0] = eid;
 }
 
 /* Count @n more cell bytes against the process's grids: false when over. */
@@ -808,7 +804,7 @@ grid_access(struct deps_imap *m, uint64_t lo, uint64_t hi, bool write, uint32_t 
 		} else {
 			if (c->writer && c->writer != eid)
 				emit(ctx, c->writer, ST_EDGE_FLOW, a, a + g);
-			cell_push(m, c, eid);
+			rd_push_at(m, &c->rest, c->r, eid);
 		}
 	}
 }
