@@ -175,6 +175,13 @@ cmd_ingest(int argc, char **argv)
 			       id, fmt ? fmt : "?", file, ns, tc_s(ns), ni, tc_s(ni), nc, tc_s(nc),
 			       nu, tc_s(nu), nf, tc_s(nf),
 			       (double)(stats.end_ns - stats.start_ns) / 1e9);
+			/* the analysis's answer, as `info` puts it, when it found any */
+			if (stats.edges[ST_EDGE_ORDER] || stats.edges[ST_EDGE_ANTI] ||
+			    stats.edges[ST_EDGE_OUTPUT])
+				printf("  dependency edges: %lld flow, %lld order, %lld anti, %lld output\n",
+				       nf, (long long)stats.edges[ST_EDGE_ORDER],
+				       (long long)stats.edges[ST_EDGE_ANTI],
+				       (long long)stats.edges[ST_EDGE_OUTPUT]);
 			if (stats.bad_events)
 				printf("  skipped %lld bad events (first: %s)\n",
 				       (long long)stats.bad_events, stats.first_bad);

@@ -19,6 +19,13 @@ is "$(jget "$T/ingest.json" "j['flows']['flow'], j['flows']['output'], j['flows'
 check "info says the edges by kind" grep -q \
 	"^  dependency edges: 3 flow, 0 order, 1 anti, 6 output (program order is derived when queried)$" \
 	"$T/info.txt"
+"$NX" ingest --data "$T/d2" "$DD/rules.json" >"$T/ingest.txt"
+ok $? "rules.json ingests with the text summary"
+check "the text summary says the edges by kind" grep -qx \
+	"  dependency edges: 3 flow, 0 order, 1 anti, 6 output" "$T/ingest.txt"
+"$NX" ingest --data "$T/d2" "$NX_SRCDIR/tests/data/json/small-array.json" >"$T/plain.txt"
+ok $? "a trace without access sets ingests"
+check "no such line without derived edges" sh -c "! grep -q 'dependency edges' '$T/plain.txt'"
 
 # Semaphores: counts in completion order (s1 ends at 10, s3 at 20, s2 at 30),
 # the third signal satisfies S>=3, unsatisfiable waits give no edge, chains.
