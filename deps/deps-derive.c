@@ -86,7 +86,7 @@ on_bad(void *ctx, int64_t eid, const char *what, const char *text)
 /*
  * Processing order is (ts, ts + dur, seq) over the events flagged by the
  * store (args mention reads, writes, signals, waits or operands).  The
- * finish pass collected them unit by unit in id order (st_writer_flagged()),
+ * store reads each unit's flagged events in id order (st_writer_flagged_open()),
  * and ids already run in (ts, dur DESC, seq) order within a unit, so each
  * unit is read as it is, runs of equal start times are re-sorted by (end,
  * seq), and a heap merges the units: no sort of the whole trace, no SQL, and
@@ -94,15 +94,17 @@ on_bad(void *ctx, int64_t eid, const char *what, const char *text)
  */
 #define DERIVE_DROP_BYTES (32u << 20)	/* args read between two page drops */
 #define DERIVE_PROGRESS 65536	/* events between two progress reports (a power of 2) */
-#define DERIVE_AHEAD 8			/* records of a stream prefetched ahead */
 #define DERIVE_LEND_BYTES (1u << 20)	/* args read between two st_writer_flagged_done() */
 
 /* One unit's flagged events: the current run of equal start times. */
 struct dstream {
-	const struct st_fev *v;	/* the unit's events, in id order */
-	size_t n, pos;		/* pos: the first not taken into a run */
-	const struct st_fev **run;	/* the run, in processing order */
+	struct st_fcur *c;	/* owned: the unit's events, in id order */
+	struct st_fev next;	/* the first event after the run, when has_next */
+	bool has_next;
+	struct st_fev *run;	/* owned: the run, in processing order */
 	size_t nrun, caprun, at;
+	uint64_t low;		/* where the args of the run's first event in id order start */
+	bool low_none;		/* that event has no args */
 };
 
 static inline bool
@@ -119,37 +121,34 @@ fev_lt(const struct st_fev *x, const struct st_fev *y)
 static bool
 dstream_fill(struct dstream *u)
 {
-	size_t a = u->pos, b = a + 1;
+	int64_t ts = u->next.ts;
 
 	u->nrun = u->at = 0;
-	if (a >= u->n)
+	if (!u->has_next)
 		return false;
-	while (b < u->n && u->v[b].ts == u->v[a].ts)
-		b++;
-	/* the records are read once, in order, six or so streams at a time */
-	__builtin_prefetch(&u->v[TC_MIN(b + DERIVE_AHEAD, u->n - 1)]);
-	if (b - a > u->caprun) {
-		u->caprun = TC_MAX(b - a, 2 * u->caprun);
-		u->run = tc_xrealloc(u->run, u->caprun * sizeof(*u->run));
-	}
-	for (size_t i = a; i < b; i++) {	/* a few rows: insertion sort */
-		const struct st_fev *x = &u->v[i];
+	u->low = u->next.args_off;
+	u->low_none = !u->next.args_len;
+	do {
 		size_t j = u->nrun++;
 
-		while (j > 0 && fev_lt(x, u->run[j - 1])) {
+		if (u->nrun > u->caprun) {
+			u->caprun = TC_MAX((size_t)8, 2 * u->caprun);
+			u->run = tc_xrealloc(u->run, u->caprun * sizeof(*u->run));
+		}
+		while (j > 0 && fev_lt(&u->next, &u->run[j - 1])) {	/* a few rows */
 			u->run[j] = u->run[j - 1];
 			j--;
 		}
-		u->run[j] = x;
-	}
-	u->pos = b;
+		u->run[j] = u->next;
+		u->has_next = st_fcur_next(u->c, &u->next);
+	} while (u->has_next && u->next.ts == ts);
 	return true;
 }
 
 static inline const struct st_fev *
 dhead(const struct dstream *u)
 {
-	return u->run[u->at];
+	return &u->run[u->at];
 }
 
 static void
@@ -175,9 +174,9 @@ heap_down(struct dstream **h, size_t n, size_t i)
 /*
  * Where the args of the events still to read start, at the least, when
  * every unit's args lie in id order (st_writer_flagged_in_order()): at
- * those of the first event of each stream's run (the events not read yet
- * are that run's and those after it).  0 (nothing known) when such an
- * event has no args; UINT64_MAX when no stream is left.
+ * those of the first event in id order of each stream's run (the events
+ * not read yet are that run's and those after it).  0 (nothing known) when
+ * such an event has no args; UINT64_MAX when no stream is left.
  */
 static uint64_t
 derive_args_low(struct dstream *const *h, size_t nh)
@@ -185,11 +184,9 @@ derive_args_low(struct dstream *const *h, size_t nh)
 	uint64_t low = UINT64_MAX;
 
 	for (size_t i = 0; i < nh; i++) {
-		const struct st_fev *x = &h[i]->v[h[i]->pos - h[i]->nrun];
-
-		if (!x->args_len)
+		if (h[i]->low_none)
 			return 0;
-		low = TC_MIN(low, x->args_off);
+		low = TC_MIN(low, h[i]->low);
 	}
 	return low;
 }
@@ -211,8 +208,9 @@ derive_merged(struct deps_engine *e, struct st_writer *w)
 	int rc = 0;
 
 	for (int i = 1; i <= nunits; i++) {
-		v[i].v = st_writer_flagged(w, i, &v[i].n);
-		total += v[i].n;
+		v[i].c = st_writer_flagged_open(w, i);
+		total += (size_t)st_writer_flagged_count(w, i);
+		v[i].has_next = v[i].c && st_fcur_next(v[i].c, &v[i].next);
 		if (dstream_fill(&v[i]))
 			h[nh++] = &v[i];
 	}
@@ -221,9 +219,9 @@ derive_merged(struct deps_engine *e, struct st_writer *w)
 	while (nh) {
 		struct dstream *u = h[0];
 		const struct st_fev *r = dhead(u);
+		uint32_t len = r->args_len;
 
-		rc = deps_engine_event(e, r->id, r->ts, r->dur, st_writer_flagged_args(w, r),
-				       r->args_len);
+		rc = deps_engine_event(e, r->id, r->ts, r->dur, st_writer_flagged_args(w, r), len);
 		if (rc)
 			break;
 		if (!(++done & (DERIVE_PROGRESS - 1)) &&
@@ -231,11 +229,12 @@ derive_merged(struct deps_engine *e, struct st_writer *w)
 			rc = -ECANCELED;
 			break;
 		}
-		read += r->args_len + sizeof(*r);
+		read += len + sizeof(*r);
 		if (read > DERIVE_DROP_BYTES) {	/* keep the resident set bounded */
 			st_writer_flagged_drop(w);
 			read = 0;
 		}
+		/* r is not valid from here on */
 		if (++u->at == u->nrun && !dstream_fill(u)) {
 			h[0] = h[--nh];
 		} else {
@@ -246,7 +245,7 @@ derive_merged(struct deps_engine *e, struct st_writer *w)
 				__builtin_prefetch(a + k);
 		}
 		heap_down(h, nh, 0);
-		lend += r->args_len;
+		lend += len;
 		if (in_order && lend > DERIVE_LEND_BYTES) {
 			st_writer_flagged_done(w, derive_args_low(h, nh));
 			lend = 0;
@@ -254,8 +253,10 @@ derive_merged(struct deps_engine *e, struct st_writer *w)
 	}
 	if (in_order && !rc)	/* deps_engine_finish() reads no args */
 		st_writer_flagged_done(w, UINT64_MAX);
-	for (int i = 1; i <= nunits; i++)
+	for (int i = 1; i <= nunits; i++) {
+		st_fcur_free(v[i].c);
 		free(v[i].run);
+	}
 	free(v);
 	free(h);
 	return rc;
@@ -263,14 +264,14 @@ derive_merged(struct deps_engine *e, struct st_writer *w)
 
 /*
  * NX_DEPS_CHECK=1 (tests): read the flagged events again through the SQL
- * `events` table and fail unless the finish pass handed over exactly those,
- * unit by unit in id order, with the same times, seq and args.
+ * `events` table and fail unless the store hands over exactly those, unit
+ * by unit in id order, with the same times, seq and args.
  */
 struct check {
 	struct st_writer *w;
 	int unit;		/* being compared */
-	const struct st_fev *v;	/* its flagged events */
-	size_t n, i;		/* i: those compared */
+	struct st_fcur *c;	/* owned: its flagged events */
+	int64_t n, i;		/* i: those compared */
 };
 
 /* Done with the current unit (all its events seen?): on to @unit. */
@@ -279,10 +280,12 @@ check_to(struct check *c, int unit, struct tc_err *err)
 {
 	while (c->unit < unit) {
 		if (c->i != c->n)
-			return tc_err_set(err, -EPROTO, "dependency check: unit %d: %zu flagged "
-					  "events handed over, %zu in the events table", c->unit,
-					  c->n, c->i);
-		c->v = st_writer_flagged(c->w, ++c->unit, &c->n);
+			return tc_err_set(err, -EPROTO, "dependency check: unit %d: %lld flagged "
+					  "events handed over, %lld in the events table", c->unit,
+					  (long long)c->n, (long long)c->i);
+		st_fcur_free(c->c);
+		c->c = st_writer_flagged_open(c->w, ++c->unit);
+		c->n = st_writer_flagged_count(c->w, c->unit);
 		c->i = 0;
 	}
 	return 0;
@@ -304,16 +307,18 @@ derive_check(struct st_writer *w, struct tc_err *err)
 	while ((s = sqlite3_step(q)) == SQLITE_ROW) {
 		const char *args = (const char *)sqlite3_column_text(q, 5), *fa;
 		size_t len = (size_t)sqlite3_column_bytes(q, 5);
-		const struct st_fev *r;
+		struct st_fev r;
+		bool has;
 
 		rc = check_to(&c, sqlite3_column_int(q, 0), err);
 		if (rc < 0)
 			goto out;
-		r = c.i < c.n ? &c.v[c.i++] : NULL;
-		fa = r ? st_writer_flagged_args(w, r) : NULL;
-		if (!r || r->id != sqlite3_column_int64(q, 1) || r->ts != sqlite3_column_int64(q, 2) ||
-		    r->dur != sqlite3_column_int64(q, 3) || r->seq != sqlite3_column_int64(q, 4) ||
-		    !args != !fa || (args && (r->args_len != len || memcmp(fa, args, len)))) {
+		has = c.c && st_fcur_next(c.c, &r);
+		c.i++;
+		fa = has ? st_writer_flagged_args(w, &r) : NULL;
+		if (!has || r.id != sqlite3_column_int64(q, 1) || r.ts != sqlite3_column_int64(q, 2) ||
+		    r.dur != sqlite3_column_int64(q, 3) || r.seq != sqlite3_column_int64(q, 4) ||
+		    !args != !fa || (args && (r.args_len != len || memcmp(fa, args, len)))) {
 			rc = tc_err_set(err, -EPROTO, "dependency check: unit %d: event %lld is not "
 					"the one handed over", c.unit,
 					(long long)sqlite3_column_int64(q, 1));
@@ -325,6 +330,7 @@ derive_check(struct st_writer *w, struct tc_err *err)
 	else	/* the units after the last row have none either */
 		rc = check_to(&c, st_writer_flagged_units(w) + 1, err);
 out:
+	st_fcur_free(c.c);
 	sqlite3_finalize(q);
 	return rc;
 }

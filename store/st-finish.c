@@ -219,7 +219,7 @@ struct st_fin {
 	struct st_pend pend;
 	struct st_bvec level;
 	struct tc_err *err;
-	int part;		/* 0: the first part, 1: the second (st-flagged.h) */
+	int part;		/* 0: the first part, 1: the second */
 };
 
 static void
@@ -609,18 +609,8 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 			}
 			/* the args pointers stay valid across st_spill_drop() */
 			rc = st_fin_chunk_add(f, id, unit, args);
-			if (rc >= 0 && w->flagged && (rec->flags & 1)) {
-				struct st_fev fe = {
-					.ts = ts, .dur = dur, .args_off = rec->args_off,
-					.id = (uint32_t)id, .seq = k->key.seq,
-					.args_len = e->args_len,
-				};
-
-				rc = st_flagged_add(w->flagged, f->part, unit, &fe);
-				if (rc < 0)
-					rc = tc_err_set(f->err, rc, "%s: staging: %s", w->path,
-							strerror(-rc));
-			}
+			if (w->flagged && (rec->flags & 1))
+				st_flagged_note(w->flagged, unit, rec->args_off, e->args_len);
 			if (rc < 0)
 				goto out;
 		}
@@ -715,12 +705,9 @@ st_fin_events(struct st_fin *f)
 	if (f->t0)
 		fprintf(stderr, "store: staged   %8.1f MB runs %8.1f MB args (%zu events)\n",
 			(double)w->keys.out.size / 1e6, (double)w->args.size / 1e6, w->keys.n);
-	/* deps/ reads the flagged events from here, not through SQL */
-	if (st_fin_derives(w)) {
-		rc = st_flagged_new(&w->flagged, w->path, w->nunits, f->err);
-		if (rc < 0)
-			goto out;
-	}
+	/* deps/ reads the flagged events from the runs, not through SQL */
+	if (st_fin_derives(w))
+		w->flagged = st_flagged_new(w->nunits);
 	/* split the units where about half the events come before */
 	if (w->seq >= ST_SPLIT_MIN && w->nunits >= 2) {
 		for (split = 1; split < w->nunits; split++) {
@@ -768,21 +755,19 @@ st_fin_events(struct st_fin *f)
 	w->stats.overlaps += f->overlaps;
 	if (!rc)
 		rc = st_chunk_out_finish(f->outp, true, f->err);
-	if (!rc && w->flagged) {
-		rc = st_flagged_map(w->flagged);
-		if (rc < 0)
-			rc = tc_err_set(f->err, rc, "%s: staging: %s", w->path, strerror(-rc));
-	}
 out:
 	if (rc < 0) {
 		struct tc_err ignore;
 
 		st_chunk_out_finish(f->outp, false, &ignore);
 	}
-	/* the keys are not needed any more, nor the args unless deps/ reads them */
-	st_keys_free(&w->keys);
-	if (!w->flagged)
+	/* the runs and the args are not needed any more unless deps/ reads them */
+	if (!w->flagged) {
+		st_keys_free(&w->keys);
 		st_spill_close(&w->args);
+	} else {
+		st_keys_trim(&w->keys);
+	}
 	return rc;
 }
 
@@ -1074,6 +1059,7 @@ st_writer_finish(struct st_writer *w, struct st_stats *stats, struct tc_err *err
 	}
 	st_flagged_free(w->flagged);
 	w->flagged = NULL;
+	st_keys_free(&w->keys);
 	/* the args hold edge pages where deps/ lent their memory: until the edges go */
 	if (w->args.lent)
 		st_spill_lend_end(&w->args);

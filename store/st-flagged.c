@@ -1,104 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * store/st-flagged.c - the flagged events of a trace being finished, for
- * deps/ (see st-flagged.h): one spill file per finish part, a table by unit.
+ * deps/ (see st-flagged.h): per-unit notes, and readers that merge a unit's
+ * stretches of the sorted runs again.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "store/st-flagged.h"
 
-struct st_funit {
-	uint64_t first;		/* index of its first record in its part's file */
-	uint64_t n;
-	int part;
-	bool unordered;		/* the args of a record start before those of one before it */
-	uint64_t args_last;	/* where the last record's args start */
-};
-
-struct st_flagged {
-	struct st_spill part[ST_FLAGGED_PARTS];
-	uint64_t count[ST_FLAGGED_PARTS];	/* records written by each part */
-	struct st_funit *units;			/* [1 .. nunits] */
-	int nunits;
-	bool mapped;
-};
-
-int
-st_flagged_new(struct st_flagged **out, const char *base, int nunits, struct tc_err *err)
+struct st_flagged *
+st_flagged_new(int nunits)
 {
 	struct st_flagged *fl = tc_xcalloc(1, sizeof(*fl));
-	int rc = 0;
 
-	for (int p = 0; p < ST_FLAGGED_PARTS; p++)
-		fl->part[p].fd = -1;
 	fl->nunits = nunits;
 	fl->units = tc_xcalloc((size_t)nunits + 1, sizeof(*fl->units));
-	for (int p = 0; p < ST_FLAGGED_PARTS && !rc; p++) {
-		char suffix[32];
-
-		snprintf(suffix, sizeof(suffix), ".flagged%d", p);
-		rc = st_spill_open(&fl->part[p], base, suffix, ST_SPILL_RAM, err);
-	}
-	if (rc < 0) {
-		st_flagged_free(fl);
-		fl = NULL;
-	}
-	*out = fl;
-	return rc;
-}
-
-int
-st_flagged_add(struct st_flagged *fl, int part, int unit, const struct st_fev *e)
-{
-	struct st_funit *u = &fl->units[unit];
-
-	if (!u->n) {
-		u->part = part;
-		u->first = fl->count[part];
-	}
-	u->n++;
-	if (e->args_len) {
-		if (e->args_off < u->args_last)
-			u->unordered = true;
-		u->args_last = e->args_off;
-	}
-	fl->count[part]++;
-	return st_spill_write(&fl->part[part], e, sizeof(*e));
-}
-
-int
-st_flagged_map(struct st_flagged *fl)
-{
-	int rc = 0;
-
-	for (int p = 0; p < ST_FLAGGED_PARTS && !rc; p++)
-		rc = st_spill_map(&fl->part[p]);
-	fl->mapped = rc == 0;
-	return rc;
-}
-
-const struct st_fev *
-st_flagged_unit(const struct st_flagged *fl, int unit, size_t *n)
-{
-	const struct st_funit *u;
-
-	*n = 0;
-	if (!fl || !fl->mapped || unit < 1 || unit > fl->nunits)
-		return NULL;
-	u = &fl->units[unit];
-	if (!u->n)
-		return NULL;
-	*n = (size_t)u->n;
-	/* the map is page-aligned and the records 8-byte multiples */
-	return (const struct st_fev *)(fl->part[u->part].map + u->first * sizeof(struct st_fev));
-}
-
-void
-st_flagged_drop(struct st_flagged *fl)
-{
-	for (int p = 0; fl && p < ST_FLAGGED_PARTS; p++)
-		st_spill_drop(&fl->part[p]);
+	return fl;
 }
 
 void
@@ -106,14 +24,18 @@ st_flagged_free(struct st_flagged *fl)
 {
 	if (!fl)
 		return;
-	for (int p = 0; p < ST_FLAGGED_PARTS; p++)
-		if (fl->part[p].fd >= 0)
-			st_spill_close(&fl->part[p]);
 	free(fl->units);
 	free(fl);
 }
 
 /* ---- for deps/ (store.h) ---- */
+
+struct st_fcur {
+	struct st_writer *w;
+	struct st_merge m;	/* owned: over this one unit */
+	int64_t id;		/* the id of the next event the merge gives */
+	int64_t left;		/* flagged events not given yet */
+};
 
 int
 st_writer_flagged_units(struct st_writer *w)
@@ -121,10 +43,65 @@ st_writer_flagged_units(struct st_writer *w)
 	return w->flagged ? w->flagged->nunits : 0;
 }
 
-const struct st_fev *
-st_writer_flagged(struct st_writer *w, int unit, size_t *n)
+int64_t
+st_writer_flagged_count(struct st_writer *w, int unit)
 {
-	return st_flagged_unit(w->flagged, unit, n);
+	if (!w->flagged || unit < 1 || unit > w->flagged->nunits)
+		return 0;
+	return w->flagged->units[unit].n;
+}
+
+struct st_fcur *
+st_writer_flagged_open(struct st_writer *w, int unit)
+{
+	struct st_fcur *c;
+	int64_t n = st_writer_flagged_count(w, unit);
+
+	if (!n)
+		return NULL;
+	c = tc_xcalloc(1, sizeof(*c));
+	c->w = w;
+	c->id = w->units[unit].first;	/* the finish pass gave them in this order */
+	c->left = n;
+	st_keys_merge_init(&w->keys, &c->m, unit, unit);
+	return c;
+}
+
+bool
+st_fcur_next(struct st_fcur *c, struct st_fev *e)
+{
+	const struct st_srec *k;
+
+	if (!c->left)
+		return false;	/* the unit's last events may be plain ones: not read */
+	while ((k = st_keys_merge_next(&c->w->keys, &c->m))) {
+		int64_t id = c->id++;
+
+		if (!(k->flags & 1))
+			continue;
+		e->ts = k->key.ts;
+		e->dur = k->key.dur;
+		e->args_off = k->args_off;
+		e->id = (uint32_t)id;
+		e->seq = k->key.seq;
+		/* as the finish pass stored them: args past the spill's end are none */
+		e->args_len = k->args_len && k->args_off + k->args_len <= c->w->args.mapsz ?
+			k->args_len : 0;
+		e->pad_ = 0;
+		c->left--;
+		return true;
+	}
+	c->left = 0;	/* fewer than noted: cannot happen, the runs are those finish read */
+	return false;
+}
+
+void
+st_fcur_free(struct st_fcur *c)
+{
+	if (!c)
+		return;
+	st_keys_merge_free(&c->m);
+	free(c);
 }
 
 const char *
@@ -155,6 +132,6 @@ st_writer_flagged_done(struct st_writer *w, uint64_t args_off)
 void
 st_writer_flagged_drop(struct st_writer *w)
 {
-	st_flagged_drop(w->flagged);
+	st_keys_drop(&w->keys);
 	st_spill_drop(&w->args);
 }

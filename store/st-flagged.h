@@ -1,51 +1,54 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * store/st-flagged.h - private to store/: the flagged events of a trace
- * being finished (args with access sets or semaphores, events.flags bit 0),
- * collected by the finish pass as it numbers them, for deps/ to read back
- * without the SQL `events` table (st_writer_flagged() in store.h).
+ * store/st-flagged.h - private to store/: what deps/ needs to read the
+ * flagged events of a trace being finished (args with access sets or
+ * semaphores, events.flags bit 0) without the SQL `events` table
+ * (st_writer_flagged_open() in store.h).
  *
- * The finish pass runs in up to ST_FLAGGED_PARTS parts at once, each over
- * its own units in id order; each part appends its records (struct st_fev,
- * 40 bytes) to its own unlinked spill file, so memory stays at the spills'
- * write buffers whatever the trace's size.  A unit's records are contiguous
- * in its part's file: a table by unit says where.  The args texts stay in
- * the writer's args spill; the records point into it.
+ * No copy of the events is made: the finish pass notes, per unit, how many
+ * of its events are flagged and whether their args lie in id order, and
+ * keeps the sorted runs (st-keys.c) until deps/ is done; a reader of a unit
+ * merges that unit's stretches of the runs again, as the finish pass did,
+ * which gives its events in id order.
  */
 #ifndef ST_FLAGGED_H
 #define ST_FLAGGED_H
 
 #include "store/store-int.h"
 
-#define ST_FLAGGED_PARTS 2
+struct st_funit {
+	int64_t n;		/* flagged events */
+	uint64_t args_last;	/* where the args of the last one seen start */
+	bool unordered;		/* the args of one start before those of one before it */
+};
 
-struct st_flagged;
+struct st_flagged {
+	struct st_funit *units;	/* owned: [1 .. nunits] */
+	int nunits;
+};
+
+/** st_flagged_new - the notes for units 1..@nunits; free with st_flagged_free(). */
+struct st_flagged *st_flagged_new(int nunits);
 
 /**
- * st_flagged_new - a collector for the flagged events of units 1..@nunits,
- * spilling next to @base.  Free with st_flagged_free().
- * Return: 0 or -errno with @err set.
+ * st_flagged_note - the finish pass met a flagged event of @unit whose args
+ * start at @args_off (@args_len bytes).  A unit's events come in id order
+ * from one finish part; two parts may note at once, for their own units.
  */
-int st_flagged_new(struct st_flagged **out, const char *base, int nunits, struct tc_err *err);
+static inline void
+st_flagged_note(struct st_flagged *fl, int unit, uint64_t args_off, uint32_t args_len)
+{
+	struct st_funit *u = &fl->units[unit];
 
-/**
- * st_flagged_add - append event @e of unit @unit, from finish part @part
- * (0 .. ST_FLAGGED_PARTS - 1).  A unit's events come from one part, in id
- * order, one unit after the other.  Parts may call this at the same time.
- * Return: 0 or -errno (a spill write failed).
- */
-int st_flagged_add(struct st_flagged *fl, int part, int unit, const struct st_fev *e);
+	u->n++;
+	if (args_len) {
+		if (args_off < u->args_last)
+			u->unordered = true;
+		u->args_last = args_off;
+	}
+}
 
-/** st_flagged_map - done adding: map the spills for reading.  0 or -errno. */
-int st_flagged_map(struct st_flagged *fl);
-
-/** st_flagged_unit - unit @unit's records (*@n of them); NULL when none. */
-const struct st_fev *st_flagged_unit(const struct st_flagged *fl, int unit, size_t *n);
-
-/** st_flagged_drop - let the mapped pages read so far go (st_spill_drop()). */
-void st_flagged_drop(struct st_flagged *fl);
-
-/** st_flagged_free - release @fl and its spills; NULL is a no-op. */
+/** st_flagged_free - release @fl; NULL is a no-op. */
 void st_flagged_free(struct st_flagged *fl);
 
 #endif

@@ -610,6 +610,21 @@ st_rcur_next(const struct st_keys *ks, struct st_merge *m, struct st_rcur *c)
 	return true;
 }
 
+/* The first of stretches [@lo, @hi) of one run whose unit is @unit or more. */
+static size_t
+st_seg_first(const struct st_seg *segs, size_t lo, size_t hi, int64_t unit)
+{
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (segs[mid].unit < unit)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 void
 st_keys_merge_init(const struct st_keys *ks, struct st_merge *m, int unit_lo, int unit_hi)
 {
@@ -622,13 +637,11 @@ st_keys_merge_init(const struct st_keys *ks, struct st_merge *m, int unit_lo, in
 		struct st_rcur *c = &m->cur[r];
 		size_t g = ks->runseg[r], end = ks->runseg[r + 1];
 
-		/* a run's stretches are in unit order, a few hundred at most */
-		while (g < end && ks->segs[g].unit < unit_lo)
-			g++;
+		/* a run's stretches are in unit order: deps/ opens one merge
+		 * per unit, of thousands of units maybe */
+		g = st_seg_first(ks->segs, g, end, unit_lo);
 		c->seg = g;
-		while (end > g && ks->segs[end - 1].unit > unit_hi)
-			end--;
-		c->seg_end = end;
+		c->seg_end = st_seg_first(ks->segs, g, end, (int64_t)unit_hi + 1);
 		if (st_rcur_next(ks, m, c)) {
 			m->heap[m->nheap].key = c->e.key;
 			m->heap[m->nheap++].run = r;
@@ -686,6 +699,18 @@ void
 st_keys_drop(struct st_keys *ks)
 {
 	st_spill_drop(&ks->out);
+}
+
+void
+st_keys_trim(struct st_keys *ks)
+{
+	for (size_t i = 0; i < ks->nfree; i++) {
+		free(ks->free_keys[i]);
+		free(ks->free_recs[i]);
+	}
+	ks->nfree = 0;
+	free(ks->scratch);
+	ks->scratch = NULL;
 }
 
 void

@@ -308,6 +308,9 @@ void st_keys_merge_init(const struct st_keys *ks, struct st_merge *m, int unit_l
 /** st_keys_merge_next - the next event in (unit, ts, dur DESC, seq) order; NULL at the end. */
 const struct st_srec *st_keys_merge_next(const struct st_keys *ks, struct st_merge *m);
 void st_keys_merge_free(struct st_merge *m);
+/** st_keys_trim - after st_keys_sort_all(): free the buffers runs were
+ * sorted in; the merges still read the runs. */
+void st_keys_trim(struct st_keys *ks);
 /** st_keys_drop - let the mapped pages read so far go (st_spill_drop). */
 void st_keys_drop(struct st_keys *ks);
 void st_keys_free(struct st_keys *ks);

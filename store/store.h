@@ -343,21 +343,37 @@ struct st_fev {
 
 /**
  * st_writer_flagged_units - for deps/ during finish: units are numbered
- * 1 .. this.  0 when no flagged event was collected (none was added, or
- * deps_enabled() was false).
+ * 1 .. this.  0 when there are no flagged events to read (none was added,
+ * or deps_enabled() was false).
  */
 int st_writer_flagged_units(struct st_writer *w);
 
+/** st_writer_flagged_count - for deps/ during finish: @unit's flagged events. */
+int64_t st_writer_flagged_count(struct st_writer *w, int unit);
+
+struct st_fcur;
+
 /**
- * st_writer_flagged - for deps/ during finish: the flagged events of @unit
- * in id order, *@n of them (NULL when none).  The array belongs to @w and
- * stays valid until st_writer_finish() returns.
+ * st_writer_flagged_open - for deps/ during finish: a reader of the flagged
+ * events of @unit in id order (st_fcur_next()); NULL when it has none.
+ * Several may be open at once, on one thread.  Free with st_fcur_free()
+ * before st_writer_finish() returns.
  */
-const struct st_fev *st_writer_flagged(struct st_writer *w, int unit, size_t *n);
+struct st_fcur *st_writer_flagged_open(struct st_writer *w, int unit);
+
+/**
+ * st_fcur_next - the reader's next event into *@e.
+ * Return: false when there is none left.
+ */
+bool st_fcur_next(struct st_fcur *c, struct st_fev *e);
+
+/** st_fcur_free - release @c; NULL is a no-op. */
+void st_fcur_free(struct st_fcur *c);
 
 /**
  * st_writer_flagged_args - the args text of @e (@e->args_len bytes, not
- * NUL-terminated), NULL when it has none.  Valid as st_writer_flagged().
+ * NUL-terminated), NULL when it has none.  Valid until st_writer_finish()
+ * returns, or until st_writer_flagged_done() says they are read.
  */
 const char *st_writer_flagged_args(struct st_writer *w, const struct st_fev *e);
 
@@ -379,7 +395,7 @@ bool st_writer_flagged_in_order(struct st_writer *w);
 void st_writer_flagged_done(struct st_writer *w, uint64_t args_off);
 
 /**
- * st_writer_flagged_drop - let the pages of the flagged events and their
+ * st_writer_flagged_drop - let the pages of the staged events and their
  * args read so far leave the resident set (they stay in the page cache and
  * every pointer stays valid): call it now and then while reading them.
  */
