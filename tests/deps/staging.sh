@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # tests/deps/staging.sh - where the writer stages a trace (NX_SPILL_RAM_MB):
-# the sorted runs, the args, the explicit edges and the flagged events kept
+# the sorted runs (which the analysis reads again), the args and the explicit edges kept
 # in memory (the default share), all in spill files (a share of 0), or in
 # memory until a small share runs out and in files from there, store the
 # same events, args and edges.  A synthetic engine trace (tests/deps-gen)

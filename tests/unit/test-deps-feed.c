@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/unit/test-deps-feed.c - the flagged events the finish pass hands to
- * deps/ (st_writer_flagged(), store/st-flagged.c) on a real SQLite file:
+ * tests/unit/test-deps-feed.c - the flagged events the store hands to
+ * deps/ (st_writer_flagged_open(), store/st-flagged.c) on a real SQLite file:
  * with NX_DEPS_CHECK=1 deps_derive() compares them with the SQL `events`
  * table, unit by unit; and the edges stored from them are those the engine
  * derives from the events read back through SQL, sorted by SQLite into
