@@ -96,11 +96,18 @@ on_bad(void *ctx, int64_t eid, const char *what, const char *text)
 #define DERIVE_PROGRESS 65536	/* events between two progress reports (a power of 2) */
 #define DERIVE_LEND_BYTES (1u << 20)	/* args read between two st_writer_flagged_done() */
 
-/* One unit's flagged events: the current run of equal start times. */
+/*
+ * One unit's flagged events: a batch read ahead, and the current run of
+ * equal start times.  Reading a batch at a time keeps a unit's merge of the
+ * runs hot in the cache while it decodes them; the heap then takes the
+ * events from an array, as it would from a file.
+ */
+#define DERIVE_BATCH 32
+
 struct dstream {
 	struct st_fcur *c;	/* owned: the unit's events, in id order */
-	struct st_fev next;	/* the first event after the run, when has_next */
-	bool has_next;
+	struct st_fev *buf;	/* owned: DERIVE_BATCH; [bpos, nbuf) not taken yet */
+	size_t nbuf, bpos;
 	struct st_fev *run;	/* owned: the run, in processing order */
 	size_t nrun, caprun, at;
 	uint64_t low;		/* where the args of the run's first event in id order start */
@@ -117,17 +124,32 @@ fev_lt(const struct st_fev *x, const struct st_fev *y)
 	return x->seq < y->seq;
 }
 
+/* @u's next event not taken into a run; NULL at the end. */
+static inline const struct st_fev *
+dstream_peek(struct dstream *u)
+{
+	if (u->bpos == u->nbuf) {
+		u->bpos = 0;
+		u->nbuf = u->c ? st_fcur_read(u->c, u->buf, DERIVE_BATCH) : 0;
+		if (!u->nbuf)
+			return NULL;
+	}
+	return &u->buf[u->bpos];
+}
+
 /* Take @u's next run of events with one start time, sorted by (end, seq); false at the end. */
 static bool
 dstream_fill(struct dstream *u)
 {
-	int64_t ts = u->next.ts;
+	const struct st_fev *x = dstream_peek(u);
+	int64_t ts;
 
 	u->nrun = u->at = 0;
-	if (!u->has_next)
+	if (!x)
 		return false;
-	u->low = u->next.args_off;
-	u->low_none = !u->next.args_len;
+	ts = x->ts;
+	u->low = x->args_off;
+	u->low_none = !x->args_len;
 	do {
 		size_t j = u->nrun++;
 
@@ -135,13 +157,13 @@ dstream_fill(struct dstream *u)
 			u->caprun = TC_MAX((size_t)8, 2 * u->caprun);
 			u->run = tc_xrealloc(u->run, u->caprun * sizeof(*u->run));
 		}
-		while (j > 0 && fev_lt(&u->next, &u->run[j - 1])) {	/* a few rows */
+		while (j > 0 && fev_lt(x, &u->run[j - 1])) {	/* a few rows */
 			u->run[j] = u->run[j - 1];
 			j--;
 		}
-		u->run[j] = u->next;
-		u->has_next = st_fcur_next(u->c, &u->next);
-	} while (u->has_next && u->next.ts == ts);
+		u->run[j] = *x;
+		u->bpos++;
+	} while ((x = dstream_peek(u)) && x->ts == ts);
 	return true;
 }
 
@@ -210,7 +232,8 @@ derive_merged(struct deps_engine *e, struct st_writer *w)
 	for (int i = 1; i <= nunits; i++) {
 		v[i].c = st_writer_flagged_open(w, i);
 		total += (size_t)st_writer_flagged_count(w, i);
-		v[i].has_next = v[i].c && st_fcur_next(v[i].c, &v[i].next);
+		if (v[i].c)
+			v[i].buf = tc_xmalloc(DERIVE_BATCH * sizeof(*v[i].buf));
 		if (dstream_fill(&v[i]))
 			h[nh++] = &v[i];
 	}
@@ -255,6 +278,7 @@ derive_merged(struct deps_engine *e, struct st_writer *w)
 		st_writer_flagged_done(w, UINT64_MAX);
 	for (int i = 1; i <= nunits; i++) {
 		st_fcur_free(v[i].c);
+		free(v[i].buf);
 		free(v[i].run);
 	}
 	free(v);
@@ -313,7 +337,7 @@ derive_check(struct st_writer *w, struct tc_err *err)
 		rc = check_to(&c, sqlite3_column_int(q, 0), err);
 		if (rc < 0)
 			goto out;
-		has = c.c && st_fcur_next(c.c, &r);
+		has = c.c && st_fcur_read(c.c, &r, 1) == 1;
 		c.i++;
 		fa = has ? st_writer_flagged_args(w, &r) : NULL;
 		if (!has || r.id != sqlite3_column_int64(q, 1) || r.ts != sqlite3_column_int64(q, 2) ||

@@ -67,15 +67,16 @@ st_writer_flagged_open(struct st_writer *w, int unit)
 	return c;
 }
 
-bool
-st_fcur_next(struct st_fcur *c, struct st_fev *e)
+size_t
+st_fcur_read(struct st_fcur *c, struct st_fev *v, size_t max)
 {
 	const struct st_srec *k;
+	size_t n = 0;
 
-	if (!c->left)
-		return false;	/* the unit's last events may be plain ones: not read */
-	while ((k = st_keys_merge_next(&c->w->keys, &c->m))) {
+	/* the unit's last events may be plain ones: not read */
+	while (n < max && c->left && (k = st_keys_merge_next(&c->w->keys, &c->m))) {
 		int64_t id = c->id++;
+		struct st_fev *e = &v[n];
 
 		if (!(k->flags & 1))
 			continue;
@@ -89,10 +90,9 @@ st_fcur_next(struct st_fcur *c, struct st_fev *e)
 			k->args_len : 0;
 		e->pad_ = 0;
 		c->left--;
-		return true;
+		n++;
 	}
-	c->left = 0;	/* fewer than noted: cannot happen, the runs are those finish read */
-	return false;
+	return n;
 }
 
 void

@@ -355,17 +355,17 @@ struct st_fcur;
 
 /**
  * st_writer_flagged_open - for deps/ during finish: a reader of the flagged
- * events of @unit in id order (st_fcur_next()); NULL when it has none.
+ * events of @unit in id order (st_fcur_read()); NULL when it has none.
  * Several may be open at once, on one thread.  Free with st_fcur_free()
  * before st_writer_finish() returns.
  */
 struct st_fcur *st_writer_flagged_open(struct st_writer *w, int unit);
 
 /**
- * st_fcur_next - the reader's next event into *@e.
- * Return: false when there is none left.
+ * st_fcur_read - the reader's next events, up to @max of them, into @v.
+ * Return: how many; 0 when there is none left.
  */
-bool st_fcur_next(struct st_fcur *c, struct st_fev *e);
+size_t st_fcur_read(struct st_fcur *c, struct st_fev *v, size_t max);
 
 /** st_fcur_free - release @c; NULL is a no-op. */
 void st_fcur_free(struct st_fcur *c);

@@ -20,6 +20,7 @@
 
 #define NEV 20000
 #define NUNITS 5
+#define MANY_UNITS 400	/* the second round: a reader per unit over many runs */
 
 static struct tc_buf got;
 
@@ -135,24 +136,24 @@ q1(sqlite3 *db, const char *sql)
 }
 
 /*
- * Write the trace to @path: NEV events on NUNITS streams, start times from a
+ * Write the trace to @path: NEV events on @nunits streams, start times from a
  * few hundred values (so many ties), half of them flagged (reads and writes
  * of tiles of 4 buffers, some signals and waits), the rest with args
  * without access sets or none.  Return: st_writer_finish()'s.
  */
 static int
-build(const char *path, struct st_stats *st, struct tc_err *err)
+build(const char *path, int nunits, struct st_stats *st, struct tc_err *err)
 {
 	struct st_writer *w;
 	uint64_t r = 7;
-	int dev, u[NUNITS];
+	int dev, u[MANY_UNITS];
 	int rc;
 
 	rc = st_writer_open(&w, path, err);
 	if (rc < 0)
 		return rc;
 	dev = st_device(w, "gpu:0", ST_DEV_GPU, NULL);
-	for (int i = 0; i < NUNITS; i++) {
+	for (int i = 0; i < nunits; i++) {
 		char k[16];
 
 		snprintf(k, sizeof(k), "q%d", i);
@@ -165,7 +166,7 @@ build(const char *path, struct st_stats *st, struct tc_err *err)
 
 		r = r * 6364136223846793005ULL + 1442695040888963407ULL;
 		x = (unsigned)(r >> 33);
-		ev.unit = u[x % NUNITS];
+		ev.unit = u[x % (unsigned)nunits];
 		ev.kind = ST_EV_SLICE;
 		ev.ts = (int64_t)((x >> 3) % 400) * 100;
 		ev.dur = (int64_t)((x >> 12) % 4) * 50;
@@ -212,32 +213,45 @@ main(void)
 	tc_buf_init(&got);
 	path = tc_xasprintf("%s/t.db", dir);
 
-	setenv("NX_DEPS_CHECK", "1", 1);
-	is_int(build(path, &st, &err), 0, "finish with the check: the flagged events handed to "
-	       "deps/ are those of the events table");
-	if (err.msg[0])
-		printf("# %s\n", err.msg);
-	unsetenv("NX_DEPS_CHECK");
-	ok(st.edges[ST_EDGE_FLOW] > 1000 && st.edges[ST_EDGE_ANTI] > 1000 &&
-	   st.edges[ST_EDGE_ORDER] > 100, "flow, anti and order edges derived");
-	ok(st_trace_open(&db, path, &err) == 0, "reopen");
-	ok(q1(db, "SELECT count(*) FROM events WHERE (flags & 1) != 0") > NEV / 3,
-	   "a third or more of the events are flagged");
-	ok(q1(db, "SELECT count(*) FROM (SELECT ts FROM events WHERE (flags & 1) != 0 "
-		  "GROUP BY ts HAVING count(DISTINCT unit) > 1 AND count(DISTINCT dur) > 1)") > 100,
-	   "many start times are shared within and across units");
-	want = reference(db);
-	have = stored(db);
-	ok(strlen(want) > 10000, "the reference has edges");
-	ok(!strcmp(have, want), "stored edges are those derived from the events in SQL order");
-	if (strcmp(have, want))
-		printf("# stored %zu bytes, reference %zu bytes\n", strlen(have), strlen(want));
-	free(want);
-	free(have);
-	sqlite3_close(db);
+	for (int round = 0; round < 2; round++) {
+		int nunits = round ? MANY_UNITS : NUNITS;
+		const char *what = round ? "400 units over 29 sorted runs: " : "";
+
+		/* the second round: each unit has a stretch in each of many runs */
+		if (round)
+			setenv("NX_STORE_RUN_KEYS", "700", 1);
+		setenv("NX_DEPS_CHECK", "1", 1);
+		is_intf(build(path, nunits, &st, &err), 0, "%sfinish with the check: the flagged "
+		       "events handed to deps/ are those of the events table", what);
+		if (err.msg[0])
+			printf("# %s\n", err.msg);
+		unsetenv("NX_DEPS_CHECK");
+		unsetenv("NX_STORE_RUN_KEYS");
+		ok(st.edges[ST_EDGE_FLOW] > 1000 && st.edges[ST_EDGE_ANTI] > 1000 &&
+		   st.edges[ST_EDGE_ORDER] > 100, "%sflow, anti and order edges derived", what);
+		ok(st_trace_open(&db, path, &err) == 0, "%sreopen", what);
+		ok(q1(db, "SELECT count(*) FROM events WHERE (flags & 1) != 0") > NEV / 3,
+		   "%sa third or more of the events are flagged", what);
+		ok(q1(db, "SELECT count(*) FROM (SELECT ts FROM events WHERE (flags & 1) != 0 "
+			  "GROUP BY ts HAVING count(DISTINCT unit) > 1 AND count(DISTINCT dur) > 1)") >
+		   100, "%smany start times are shared within and across units", what);
+		ok(q1(db, "SELECT count(DISTINCT unit) FROM events") == nunits, "%s%d units", what,
+		   nunits);
+		want = reference(db);
+		have = stored(db);
+		ok(strlen(want) > 10000, "%sthe reference has edges", what);
+		ok(!strcmp(have, want), "%sstored edges are those derived from the events in SQL "
+		   "order", what);
+		if (strcmp(have, want))
+			printf("# stored %zu bytes, reference %zu bytes\n", strlen(have),
+			       strlen(want));
+		free(want);
+		free(have);
+		sqlite3_close(db);
+	}
 
 	setenv("NX_DEPS_DISABLE", "1", 1);
-	is_int(build(path, &st, &err), 0, "finish without the analysis");
+	is_int(build(path, NUNITS, &st, &err), 0, "finish without the analysis");
 	unsetenv("NX_DEPS_DISABLE");
 	ok(st.edges[ST_EDGE_FLOW] == 0 && st.edges[ST_EDGE_ORDER] == 0, "no edge derived");
 
