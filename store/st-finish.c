@@ -603,7 +603,7 @@ st_fin_part(struct st_fin *f, int lo, int hi, int64_t id)
 			e->depth = depth;
 			e->kind = (uint8_t)kind;
 			e->flags = rec->flags;
-			if (rec->args_len && rec->args_off + rec->args_len <= w->args.mapsz) {
+			if (st_writer_args_mapped(w, rec->args_off, rec->args_len)) {
 				args = w->args.map + rec->args_off;
 				e->args_len = rec->args_len;
 			}

@@ -85,9 +85,8 @@ st_fcur_read(struct st_fcur *c, struct st_fev *v, size_t max)
 		e->args_off = k->args_off;
 		e->id = (uint32_t)id;
 		e->seq = k->key.seq;
-		/* as the finish pass stored them: args past the spill's end are none */
-		e->args_len = k->args_len && k->args_off + k->args_len <= c->w->args.mapsz ?
-			k->args_len : 0;
+		/* as the finish pass stored them */
+		e->args_len = st_writer_args_mapped(c->w, k->args_off, k->args_len) ? k->args_len : 0;
 		e->pad_ = 0;
 		c->left--;
 		n++;
@@ -107,7 +106,7 @@ st_fcur_free(struct st_fcur *c)
 const char *
 st_writer_flagged_args(struct st_writer *w, const struct st_fev *e)
 {
-	if (!e->args_len || e->args_off + e->args_len > w->args.mapsz)
+	if (!st_writer_args_mapped(w, e->args_off, e->args_len))
 		return NULL;
 	return w->args.map + e->args_off;
 }

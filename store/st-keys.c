@@ -733,11 +733,7 @@ st_keys_free(struct st_keys *ks)
 	}
 	free(ks->runs);
 	free(ks->recs);
-	for (size_t i = 0; i < ks->nfree; i++) {
-		free(ks->free_keys[i]);
-		free(ks->free_recs[i]);
-	}
-	free(ks->scratch);
+	st_keys_trim(ks);
 	free(ks->segs);
 	free(ks->runseg);
 	st_spill_close(&ks->out);

@@ -367,6 +367,13 @@ struct st_writer {
 	struct tc_err ferr;
 };
 
+/* Whether a record's args (@len bytes at @off) lie in the mapped args spill: else it has none. */
+static inline bool
+st_writer_args_mapped(const struct st_writer *w, uint64_t off, uint32_t len)
+{
+	return len && off + len <= w->args.mapsz;
+}
+
 /*
  * st_writer_progress_plan - before the finish phases: @events to sort and
  * write, @analysed of them to derive dependencies from (0: no analysis),
