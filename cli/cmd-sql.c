@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "cli/cmds.h"
 #include "store/library.h"
 
@@ -32,33 +31,6 @@ sql_usage(FILE *f)
 		"  --header      print the column names before the first row\n"
 		"  --json        print each statement's rows as one JSON array of objects\n",
 		cli_default_data_dir());
-}
-
-/*
- * The file of @trace: DATA/traces/<id>.db for a library id (when no file of
- * that name exists here), else @trace itself.  Return: malloc'd, or NULL
- * (message printed) for an id that is not in the library.
- */
-static char *
-sql_trace_path(const char *data, const char *trace)
-{
-	struct stat sb;
-	char *path;
-
-	if (stat(trace, &sb) == 0)
-		return tc_xstrdup(trace);
-	if (!st_id_valid(trace)) {
-		fprintf(stderr, "neuron-explorer sql: %s: neither a trace id of %s nor a file\n",
-			trace, data);
-		return NULL;
-	}
-	path = tc_xasprintf("%s/traces/%s.db", data, trace);
-	if (stat(path, &sb) != 0) {
-		fprintf(stderr, "neuron-explorer sql: no trace %s in %s\n", trace, data);
-		free(path);
-		return NULL;
-	}
-	return path;
 }
 
 /* A column as JSON: blobs (and text that is not UTF-8) as a hex string. */
@@ -186,7 +158,7 @@ cmd_sql(int argc, char **argv)
 			tc_buf_addc(&q, ' ');
 		tc_buf_adds(&q, argv[i]);
 	}
-	path = sql_trace_path(data ? data : cli_default_data_dir(), argv[optind]);
+	path = cli_trace_db("sql", data ? data : cli_default_data_dir(), argv[optind], true);
 	if (!path)
 		goto out;
 	if (st_trace_open(&db, path, &err) < 0) {

@@ -7,6 +7,8 @@
 #ifndef CLI_CMDS_H
 #define CLI_CMDS_H
 
+#include <stdbool.h>
+
 int cmd_ingest(int argc, char **argv);		/* cli/cmd-ingest.c */
 int cmd_info(int argc, char **argv);		/* cli/cmd-info.c */
 int cmd_convert(int argc, char **argv);		/* cli/cmd-convert.c */
@@ -21,6 +23,14 @@ int cmd_critical_path(int argc, char **argv);	/* deps/deps-cmd.c */
 
 /** cli_default_data_dir - $NX_DATA, else $XDG_DATA_HOME/neuron-explorer, else ~/.local/share/neuron-explorer. */
 const char *cli_default_data_dir(void);
+
+/**
+ * cli_trace_db - the store file of trace @id in data directory @data, or
+ * @id itself when @file_ok and it names a file.  Return: the path (the
+ * caller frees it), or NULL after a one-line error for command @cmd: @id
+ * is not a trace id (nor a file), or there is no such trace in @data.
+ */
+char *cli_trace_db(const char *cmd, const char *data, const char *id, bool file_ok);
 
 /**
  * cli_thp_reexec - exec this program again, same @argv (argv of main()), with

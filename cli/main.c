@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "config.h"
 #include "cli/cmds.h"
+#include "store/library.h"
 #include "store/store.h"
 
 struct cli_cmd {
@@ -53,6 +55,30 @@ cli_default_data_dir(void)
 	e = getenv("HOME");
 	snprintf(buf, sizeof(buf), "%s/.local/share/neuron-explorer", e && *e ? e : ".");
 	return buf;
+}
+
+char *
+cli_trace_db(const char *cmd, const char *data, const char *id, bool file_ok)
+{
+	struct stat sb;
+	char *path;
+
+	if (file_ok && stat(id, &sb) == 0)
+		return tc_xstrdup(id);
+	if (!st_id_valid(id)) {
+		fprintf(stderr, "neuron-explorer %s: \"%s\" is %s (neuron-explorer info lists "
+			"the traces)\n", cmd, id,
+			file_ok ? "neither a trace id nor a file" : "not a trace id");
+		return NULL;
+	}
+	path = tc_xasprintf("%s/traces/%s.db", data, id);
+	if (stat(path, &sb) != 0) {
+		fprintf(stderr, "neuron-explorer %s: no trace %s in %s (neuron-explorer info "
+			"lists the traces)\n", cmd, id, data);
+		free(path);
+		return NULL;
+	}
+	return path;
 }
 
 static void

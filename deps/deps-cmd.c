@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,12 +44,16 @@ static const char cp_usage[] =
 	"                 the totals cover every hop walked\n"
 	"  --json         print the answer as JSON (the /critical-path API shape)\n";
 
-/* Parse "flow,order" into a kind mask; 0 on error. */
-static unsigned
-parse_kinds(const char *s)
+/*
+ * Option @opt of command @cmd: @arg, kinds joined with commas ("flow,order"),
+ * as a mask into *@out.  Return: 0, or 2 (the usage error's exit status)
+ * after saying what was wrong.
+ */
+static int
+opt_kinds(const char *cmd, const char *opt, const char *arg, unsigned *out)
 {
 	unsigned mask = 0;
-	char *dup = tc_xstrdup(s), *save = NULL, *t;
+	char *dup = tc_xstrdup(arg), *save = NULL, *t;
 
 	for (t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		int k = st_edge_kind_parse(t);
@@ -60,21 +65,51 @@ parse_kinds(const char *s)
 		mask |= 1u << k;
 	}
 	free(dup);
-	return mask;
+	if (!mask) {
+		fprintf(stderr, "neuron-explorer %s: bad %s \"%s\" (kinds joined with commas: "
+			"flow, order, anti, output)\n", cmd, opt, arg);
+		return 2;
+	}
+	*out = mask;
+	return 0;
 }
 
+/*
+ * Option @opt of command @cmd: @arg as a number in [@min, @max] into *@out.
+ * Return: 0, or 2 after saying what was wrong.
+ */
+static int
+opt_num(const char *cmd, const char *opt, const char *arg, int64_t min, int64_t max,
+	int64_t *out)
+{
+	int64_t v;
+
+	if (!tc_parse_i64(arg, &v) && v >= min && v <= max) {
+		*out = v;
+		return 0;
+	}
+	if (max < INT64_MAX)
+		fprintf(stderr, "neuron-explorer %s: bad %s \"%s\" (%lld to %lld)\n", cmd, opt,
+			arg, (long long)min, (long long)max);
+	else if (min > INT64_MIN)
+		fprintf(stderr, "neuron-explorer %s: bad %s \"%s\" (%lld or more)\n", cmd, opt,
+			arg, (long long)min);
+	else
+		fprintf(stderr, "neuron-explorer %s: bad %s \"%s\" (a whole number)\n", cmd,
+			opt, arg);
+	return 2;
+}
+
+/* Open trace @id of data directory @data for command @cmd.  Return: 0, or -errno (said). */
 static int
 open_trace(const char *data, const char *id, sqlite3 **db, const char *cmd)
 {
 	struct tc_err err = { 0 };
-	char *path;
+	char *path = cli_trace_db(cmd, data, id, false);
 	int rc;
 
-	if (!st_id_valid(id)) {
-		fprintf(stderr, "neuron-explorer %s: invalid trace id \"%s\"\n", cmd, id);
-		return -EINVAL;
-	}
-	path = tc_xasprintf("%s/traces/%s.db", data, id);
+	if (!path)
+		return -ENOENT;
 	rc = st_trace_open(db, path, &err);
 	if (rc)
 		fprintf(stderr, "neuron-explorer %s: trace %s: %s\n", cmd, id, err.msg);
@@ -148,12 +183,8 @@ cmd_deps(int argc, char **argv)
 			data = optarg;
 			break;
 		case 'k':
-			kinds = parse_kinds(optarg);
-			if (!kinds) {
-				fprintf(stderr, "neuron-explorer deps: bad --kinds \"%s\" "
-					"(flow, order, anti, output)\n", optarg);
+			if (opt_kinds("deps", "--kinds", optarg, &kinds))
 				return 2;
-			}
 			break;
 		case 'r':
 			if (!strcmp(optarg, "in"))
@@ -169,16 +200,12 @@ cmd_deps(int argc, char **argv)
 			}
 			break;
 		case 'n':
-			if (tc_parse_i64(optarg, &depth) || depth < 0 || depth > 1000) {
-				fprintf(stderr, "neuron-explorer deps: bad --depth \"%s\"\n", optarg);
+			if (opt_num("deps", "--depth", optarg, 0, 1000, &depth))
 				return 2;
-			}
 			break;
 		case 'b':
-			if (tc_parse_i64(optarg, &budget) || budget < 1 || budget > 10000000) {
-				fprintf(stderr, "neuron-explorer deps: bad --budget \"%s\"\n", optarg);
+			if (opt_num("deps", "--budget", optarg, 1, 10000000, &budget))
 				return 2;
-			}
 			break;
 		case 'j':
 			json = true;
@@ -196,7 +223,8 @@ cmd_deps(int argc, char **argv)
 		return 2;
 	}
 	if (tc_parse_i64(argv[optind + 1], &eid) || eid < 1) {
-		fprintf(stderr, "neuron-explorer deps: bad event id \"%s\"\n", argv[optind + 1]);
+		fprintf(stderr, "neuron-explorer deps: bad event id \"%s\" (events are numbered "
+			"from 1)\n", argv[optind + 1]);
 		return 2;
 	}
 	if (!data)
@@ -240,17 +268,6 @@ out:
 	json_decref(res);
 	sqlite3_close(db);
 	return rc;
-}
-
-/* @arg as a count in [1, @max] into *@out, or 2 after saying which @opt was bad. */
-static int
-parse_count(const char *arg, const char *opt, int64_t max, int64_t *out)
-{
-	if (!tc_parse_i64(arg, out) && *out >= 1 && *out <= max)
-		return 0;
-	fprintf(stderr, "neuron-explorer critical-path: bad %s \"%s\" (1 to %lld)\n", opt, arg,
-		(long long)max);
-	return 2;
 }
 
 /* The path's time by unit (the "units" of a critical path), with the units' names. */
@@ -330,28 +347,29 @@ cmd_critical_path(int argc, char **argv)
 			data = optarg;
 			break;
 		case 's':
-		case 'e':
-		case 'v':
-			if (tc_parse_i64(optarg, c == 's' ? &start : c == 'e' ? &end : &eid) ||
-			    (c == 'v' && eid < 1)) {
-				fprintf(stderr, "neuron-explorer critical-path: bad value \"%s\"\n",
-					optarg);
+			if (opt_num("critical-path", "--start", optarg, INT64_MIN, INT64_MAX, &start))
 				return 2;
-			}
+			break;
+		case 'e':
+			if (opt_num("critical-path", "--end", optarg, INT64_MIN, INT64_MAX, &end))
+				return 2;
+			break;
+		case 'v':
+			if (opt_num("critical-path", "--event", optarg, 1, INT64_MAX, &eid))
+				return 2;
 			break;
 		case 'k':
-			kinds = parse_kinds(optarg);
-			if (!kinds) {
-				fprintf(stderr, "neuron-explorer critical-path: bad --kinds \"%s\"\n",
-					optarg);
+			if (opt_kinds("critical-path", "--kinds", optarg, &kinds))
 				return 2;
-			}
 			break;
 		case 'm':
+			if (opt_num("critical-path", "--max-hops", optarg, 1, DEPS_CP_HOPS_MAX,
+				    &max_hops))
+				return 2;
+			break;
 		case 'b':
-			if (parse_count(optarg, c == 'm' ? "--max-hops" : "--budget",
-					c == 'm' ? DEPS_CP_HOPS_MAX : DEPS_CP_BUDGET_MAX,
-					c == 'm' ? &max_hops : &budget))
+			if (opt_num("critical-path", "--budget", optarg, 1, DEPS_CP_BUDGET_MAX,
+				    &budget))
 				return 2;
 			break;
 		case 'j':
