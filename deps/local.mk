@@ -31,10 +31,10 @@ tests_unit_test_deps_edges_LDADD = $(NX_LDADD)
 
 TESTS += tests/deps/rules.sh tests/deps/critical-path.sh tests/deps/real.sh tests/deps/spill.sh \
 	tests/deps/cuda-sync.sh tests/deps/progress.sh tests/deps/few-flows.sh \
-	tests/deps/staging.sh tests/deps/lend.sh tests/deps/grid.sh
+	tests/deps/staging.sh tests/deps/lend.sh tests/deps/grid.sh tests/deps/file-order.sh
 EXTRA_DIST += tests/deps/deps-lib.sh tests/deps/rules.sh tests/deps/critical-path.sh tests/deps/real.sh \
 	tests/deps/spill.sh tests/deps/cuda-sync.sh tests/deps/progress.sh tests/deps/few-flows.sh \
-	tests/deps/staging.sh tests/deps/lend.sh tests/deps/grid.sh
+	tests/deps/staging.sh tests/deps/lend.sh tests/deps/grid.sh tests/deps/file-order.sh
 
 # The synthetic trace generator for bench/deps-bench.sh (tests/deps-gen.c).
 noinst_PROGRAMS += tests/deps-gen
