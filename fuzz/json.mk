@@ -7,7 +7,7 @@ fuzz_fuzz_json_replay_SOURCES = fuzz/fuzz-json.c fuzz/fuzz-replay.c fuzz/fuzz-re
 fuzz_fuzz_json_replay_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_REPLAY_MAIN
 fuzz_fuzz_json_replay_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 fuzz_fuzz_json_replay_LDADD = $(NX_LDADD)
-EXTRA_DIST += fuzz/corpus/json
+EXTRA_DIST += fuzz/corpus/json fuzz/json.dict
 
 if ENABLE_FUZZING
 noinst_PROGRAMS += fuzz/fuzz-json
