@@ -45,12 +45,12 @@ static const char cp_usage[] =
 	"  --json         print the answer as JSON (the /critical-path API shape)\n";
 
 /*
- * Option @opt of command @cmd: @arg, kinds joined with commas ("flow,order"),
+ * Option --kinds of command @cmd: @arg, kinds joined with commas ("flow,order"),
  * as a mask into *@out.  Return: 0, or 2 (the usage error's exit status)
  * after saying what was wrong.
  */
 static int
-opt_kinds(const char *cmd, const char *opt, const char *arg, unsigned *out)
+opt_kinds(const char *cmd, const char *arg, unsigned *out)
 {
 	unsigned mask = 0;
 	char *dup = tc_xstrdup(arg), *save = NULL, *t;
@@ -66,8 +66,8 @@ opt_kinds(const char *cmd, const char *opt, const char *arg, unsigned *out)
 	}
 	free(dup);
 	if (!mask) {
-		fprintf(stderr, "neuron-explorer %s: bad %s \"%s\" (kinds joined with commas: "
-			"flow, order, anti, output)\n", cmd, opt, arg);
+		fprintf(stderr, "neuron-explorer %s: bad --kinds \"%s\" (kinds joined with commas: "
+			"flow, order, anti, output)\n", cmd, arg);
 		return 2;
 	}
 	*out = mask;
@@ -183,7 +183,7 @@ cmd_deps(int argc, char **argv)
 			data = optarg;
 			break;
 		case 'k':
-			if (opt_kinds("deps", "--kinds", optarg, &kinds))
+			if (opt_kinds("deps", optarg, &kinds))
 				return 2;
 			break;
 		case 'r':
@@ -359,7 +359,7 @@ cmd_critical_path(int argc, char **argv)
 				return 2;
 			break;
 		case 'k':
-			if (opt_kinds("critical-path", "--kinds", optarg, &kinds))
+			if (opt_kinds("critical-path", optarg, &kinds))
 				return 2;
 			break;
 		case 'm':
